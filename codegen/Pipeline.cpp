@@ -1,0 +1,171 @@
+//===- Pipeline.cpp - from update IR text to a kernel plan ---------------===//
+
+#include "codegen/Pipeline.h"
+
+#include "codegen/CudaEmitter.h"
+#include "dialect/KFuseUpdate.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace kfuse {
+
+std::string Specialization::key() const {
+  return std::string("param=") + dtypeName(paramDType) +
+         ";grad=" + dtypeName(gradDType) + ";state=" + dtypeName(stateDType) +
+         ";numel=" + std::to_string(numel) +
+         ";align=" + std::to_string(alignment);
+}
+
+std::unique_ptr<MLIRContext> createContext() {
+  DialectRegistry registry;
+  registry.insert<KFuseDialect, arith::ArithDialect, math::MathDialect,
+                  func::FuncDialect>();
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+namespace {
+/// Collects diagnostics as FILE:LINE:COL: error: text for an llvm::Error.
+class DiagnosticCollector {
+public:
+  DiagnosticCollector(MLIRContext &context, llvm::SourceMgr &sourceMgr)
+      : stream(text), handler(sourceMgr, &context, stream) {}
+  llvm::Error takeError(StringRef fallback) {
+    stream.flush();
+    StringRef message = StringRef(text).rtrim();
+    return llvm::createStringError(message.empty() ? fallback : message);
+  }
+
+private:
+  std::string text;
+  llvm::raw_string_ostream stream;
+  SourceMgrDiagnosticHandler handler;
+};
+} // namespace
+
+/// Parses into `sourceMgr`, which must outlive the diagnostics' use.
+static llvm::Expected<OwningOpRef<ModuleOp>>
+parseInto(MLIRContext &context, llvm::SourceMgr &sourceMgr, StringRef text,
+          StringRef bufferName) {
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  DiagnosticCollector diagnostics(context, sourceMgr);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (!module)
+    return diagnostics.takeError("failed to parse the update");
+  if (!findUpdate(*module)) {
+    emitError(module->getLoc())
+        << "no func.func with the 'kfuse.update' attribute";
+    return diagnostics.takeError("no update function");
+  }
+  return std::move(module);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+parseUpdate(MLIRContext &context, StringRef text, StringRef bufferName) {
+  // Parse errors are rendered with their source line here; later
+  // diagnostics print file:line:col only, so the buffer need not outlive us.
+  llvm::SourceMgr sourceMgr;
+  return parseInto(context, sourceMgr, text, bufferName);
+}
+
+llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
+                        const PipelineOptions &options) {
+  MLIRContext *context = module.getContext();
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error) {
+      stream << formatLocation(diag.getLocation()) << ": error: " << diag
+             << "\n";
+      for (Diagnostic &note : diag.getNotes())
+        stream << formatLocation(note.getLocation()) << ": note: " << note
+               << "\n";
+    }
+    return success();
+  });
+
+  PassManager pm(context);
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  SpecializePassOptions specialize;
+  specialize.paramDType = dtypeName(spec.paramDType);
+  specialize.gradDType = dtypeName(spec.gradDType);
+  specialize.stateDType = dtypeName(spec.stateDType);
+  specialize.numel = spec.numel;
+  specialize.alignment = spec.alignment;
+  funcPm.addPass(createSpecializePass(specialize));
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+  FuseElementwisePassOptions fuse;
+  fuse.maxGroupSize = options.fuse ? options.maxGroupSize : 1;
+  funcPm.addPass(createFuseElementwisePass(fuse));
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+  if (failed(pm.run(module))) {
+    stream.flush();
+    return llvm::createStringError(text.empty() ? "the kfuse pipeline failed"
+                                                : StringRef(text).rtrim());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<ArgInfo>> describeUpdate(StringRef text,
+                                                    StringRef bufferName) {
+  std::unique_ptr<MLIRContext> context = createContext();
+  auto module = parseUpdate(*context, text, bufferName);
+  if (!module)
+    return module.takeError();
+  func::FuncOp func = findUpdate(**module);
+  std::vector<ArgInfo> args;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    ArgInfo info;
+    info.name = getArgName(func, i);
+    info.role = static_cast<ArgRole>(*getArgRole(func, i));
+    info.defaultValue = getArgDefault(func, i);
+    Type element = getElementTypeOrSelf(func.getArgumentTypes()[i]);
+    info.dtype = element.isBF16()   ? DType::bf16
+                 : element.isF16() ? DType::f16
+                                   : DType::f32;
+    args.push_back(std::move(info));
+  }
+  return args;
+}
+
+llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
+                                         const Specialization &spec,
+                                         const PipelineOptions &options) {
+  std::unique_ptr<MLIRContext> context = createContext();
+  auto module = parseUpdate(*context, text, bufferName);
+  if (!module)
+    return module.takeError();
+  if (llvm::Error error = runPipeline(**module, spec, options))
+    return std::move(error);
+
+  std::string diagnostics;
+  llvm::raw_string_ostream stream(diagnostics);
+  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
+    stream << formatLocation(diag.getLocation()) << ": error: " << diag
+           << "\n";
+    return success();
+  });
+  FailureOr<KernelPlan> plan = emitCuda(findUpdate(**module));
+  if (failed(plan)) {
+    stream.flush();
+    return llvm::createStringError(diagnostics.empty()
+                                       ? "code generation failed"
+                                       : StringRef(diagnostics).rtrim());
+  }
+  return std::move(*plan);
+}
+
+} // namespace kfuse

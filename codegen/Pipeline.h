@@ -1,0 +1,58 @@
+//===- Pipeline.h - from update IR text to a kernel plan --------*- C++ -*-===//
+
+#ifndef KFUSE_CODEGEN_PIPELINE_H
+#define KFUSE_CODEGEN_PIPELINE_H
+
+#include "codegen/KernelPlan.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+namespace kfuse {
+
+/// What one compiled kernel is specialized on.
+struct Specialization {
+  DType paramDType = DType::f32;
+  DType gradDType = DType::f32;
+  DType stateDType = DType::f32;
+  int64_t numel = -1;     // -1: dynamic
+  unsigned alignment = 16; // bytes, a power of two
+  /// A stable text form, part of cache keys.
+  std::string key() const;
+};
+
+struct PipelineOptions {
+  bool fuse = true;          // false: one kernel per elementwise op
+  unsigned maxGroupSize = 0; // 0: unbounded
+};
+
+/// A context with every dialect an update may use loaded.
+std::unique_ptr<mlir::MLIRContext> createContext();
+
+/// Parses and verifies `text`. Diagnostics, as FILE:LINE:COL: error: ...,
+/// become the returned error's message.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+parseUpdate(mlir::MLIRContext &context, llvm::StringRef text,
+            llvm::StringRef bufferName);
+
+/// Runs kfuse-specialize, canonicalize and kfuse-fuse-elementwise on the
+/// update of `module`.
+llvm::Error runPipeline(mlir::ModuleOp module, const Specialization &spec,
+                        const PipelineOptions &options);
+
+/// The arguments of the update in `text` (names, roles, defaults; tensor
+/// dtypes as written, f32 before specialization).
+llvm::Expected<std::vector<ArgInfo>> describeUpdate(llvm::StringRef text,
+                                                    llvm::StringRef bufferName);
+
+/// parseUpdate + runPipeline + emitCuda, in a fresh context.
+llvm::Expected<KernelPlan> compileToPlan(llvm::StringRef text,
+                                         llvm::StringRef bufferName,
+                                         const Specialization &spec,
+                                         const PipelineOptions &options);
+
+} // namespace kfuse
+
+#endif // KFUSE_CODEGEN_PIPELINE_H

@@ -1,0 +1,178 @@
+//===- KFuseDialect.cpp - kfuse dialect and attribute verification -------===//
+
+#include "dialect/KFuseDialect.h"
+#include "dialect/KFuseOps.h"
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace kfuse;
+
+#include "dialect/KFuseDialect.cpp.inc"
+#include "dialect/KFuseEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/KFuseAttrs.cpp.inc"
+
+void KFuseDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialect/KFuseOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialect/KFuseAttrs.cpp.inc"
+      >();
+}
+
+/// Whether `type` is a 1-D ranked tensor of floats, the type of tensor roles.
+static bool isElementTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() == 1 &&
+         isa<FloatType>(tensor.getElementType());
+}
+
+LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (!func)
+    return op->emitOpError() << "'" << attr.getName()
+                             << "' is only valid on func.func arguments";
+  Type argType = func.getArgumentTypes()[argIndex];
+  StringRef name = attr.getName().getValue();
+
+  if (name == kRoleAttrName) {
+    auto role = dyn_cast<RoleAttr>(attr.getValue());
+    if (!role)
+      return op->emitOpError()
+             << "argument #" << argIndex << " '" << name
+             << "' must be a #kfuse.role attribute, got " << attr.getValue();
+    if (role.getValue() == Role::hyper) {
+      if (!isa<FloatType>(argType))
+        return op->emitOpError()
+               << "argument #" << argIndex
+               << " with role 'hyper' must be a float scalar, got " << argType;
+    } else if (!isElementTensor(argType)) {
+      return op->emitOpError()
+             << "argument #" << argIndex << " with role '"
+             << stringifyRole(role.getValue())
+             << "' must be a 1-D tensor of floats, got " << argType;
+    }
+    return success();
+  }
+  if (name == kNameAttrName) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || str.getValue().empty())
+      return op->emitOpError() << "argument #" << argIndex << " '" << name
+                               << "' must be a non-empty string";
+    return success();
+  }
+  if (name == kDefaultAttrName) {
+    if (!isa<FloatAttr>(attr.getValue()))
+      return op->emitOpError() << "argument #" << argIndex << " '" << name
+                               << "' must be a float attribute";
+    std::optional<Role> role = getArgRole(func, argIndex);
+    if (role && *role != Role::hyper)
+      return op->emitOpError() << "argument #" << argIndex
+                               << " has a default but only 'hyper' "
+                                  "arguments take defaults";
+    return success();
+  }
+  return op->emitOpError() << "unknown kfuse argument attribute '" << name
+                           << "'";
+}
+
+/// Checks the whole-function rules of an update: roles on every argument,
+/// one shape for every tensor, and each param written exactly once.
+static LogicalResult verifyUpdate(func::FuncOp func) {
+  if (func.getNumResults() != 0)
+    return func.emitOpError()
+           << "an update returns no values; write params and states with "
+              "kfuse.write";
+  if (func.isExternal())
+    return func.emitOpError() << "an update must have a body";
+
+  RankedTensorType shape;
+  unsigned shapeArg = 0;
+  bool hasParam = false;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    std::optional<Role> role = getArgRole(func, i);
+    if (!role)
+      return func.emitOpError() << "argument #" << i << " has no kfuse.role";
+    if (*role == Role::hyper)
+      continue;
+    hasParam |= *role == Role::param;
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    if (!shape) {
+      shape = type;
+      shapeArg = i;
+    } else if (shape.getShape() != type.getShape()) {
+      return func.emitOpError()
+             << "argument #" << i << " of type " << type
+             << " does not have the shape of argument #" << shapeArg << " ("
+             << shape << "); every tensor of an update has one shape";
+    }
+  }
+  if (!hasParam)
+    return func.emitOpError() << "an update needs at least one 'param' argument";
+
+  llvm::SmallVector<Operation *> writers(func.getNumArguments(), nullptr);
+  WalkResult walk = func.walk([&](WriteOp write) {
+    auto target = dyn_cast<BlockArgument>(write.getTarget());
+    if (!target || target.getOwner()->getParentOp() != func)
+      return WalkResult::advance(); // reported by the write's own verifier
+    unsigned index = target.getArgNumber();
+    if (writers[index]) {
+      InFlightDiagnostic diag = write.emitOpError()
+                                << "writes argument #" << index
+                                << " a second time";
+      diag.attachNote(writers[index]->getLoc()) << "first written here";
+      return WalkResult::interrupt();
+    }
+    writers[index] = write;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (getArgRole(func, i) == Role::param && !writers[i])
+      return func.emitOpError() << "param argument #" << i << " ('"
+                                << getArgName(func, i) << "') is never written";
+  return success();
+}
+
+LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kUpdateAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name << "' must be a unit attribute";
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func)
+      return op->emitOpError() << "'" << name
+                               << "' may only be attached to a func.func";
+    return verifyUpdate(func);
+  }
+  if (name == kVectorWidthAttrName || name == kIndexBitsAttrName ||
+      name == kAlignmentAttrName) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() <= 0 ||
+        !llvm::isPowerOf2_64(value.getInt()))
+      return op->emitOpError() << "'" << name
+                               << "' must be a positive power of two";
+    if (name == kIndexBitsAttrName && value.getInt() != 32 &&
+        value.getInt() != 64)
+      return op->emitOpError() << "'" << name << "' must be 32 or 64, got "
+                               << value.getInt();
+    if (name == kVectorWidthAttrName && value.getInt() > 16)
+      return op->emitOpError() << "'" << name << "' must be at most 16, got "
+                               << value.getInt();
+    return success();
+  }
+  return op->emitOpError() << "unknown kfuse attribute '" << name << "'";
+}

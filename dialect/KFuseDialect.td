@@ -1,0 +1,84 @@
+//===- KFuseDialect.td - kfuse dialect definition ----------*- tablegen -*-===//
+//
+// The kfuse dialect describes memory-bound training updates (optimizer steps)
+// as whole-tensor elementwise math over operands with roles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_DIALECT_TD
+#define KFUSE_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def KFuse_Dialect : Dialect {
+  let name = "kfuse";
+  let cppNamespace = "::kfuse";
+  let summary = "Fusable optimizer updates over tensors with roles";
+  let description = [{
+    An optimizer update is a `func.func` carrying the `kfuse.update` unit
+    attribute. Its arguments carry a `kfuse.role`: `param`, `grad` and `state`
+    arguments are 1-D tensors of one shape, `hyper` arguments are scalars. The
+    body is whole-tensor elementwise math in `arith` and `math`; the dialect
+    adds only what those lack: scalar broadcast (`kfuse.broadcast`), storage
+    to compute casts (`kfuse.convert`), the in-place update of params and
+    states (`kfuse.write`) and the fused region (`kfuse.fused`).
+
+    ```mlir
+    func.func @sgd(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+                   %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>},
+                   %lr: f32 {kfuse.role = #kfuse.role<hyper>})
+        attributes {kfuse.update} {
+      %lrv = kfuse.broadcast %lr like %p : f32 -> tensor<?xf32>
+      %d = arith.mulf %lrv, %g : tensor<?xf32>
+      %np = arith.subf %p, %d : tensor<?xf32>
+      kfuse.write %np to %p : tensor<?xf32>
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::func::FuncDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    static constexpr llvm::StringLiteral kUpdateAttrName = "kfuse.update";
+    static constexpr llvm::StringLiteral kRoleAttrName = "kfuse.role";
+    static constexpr llvm::StringLiteral kNameAttrName = "kfuse.name";
+    static constexpr llvm::StringLiteral kDefaultAttrName = "kfuse.default";
+    static constexpr llvm::StringLiteral kVectorWidthAttrName = "kfuse.vector_width";
+    static constexpr llvm::StringLiteral kIndexBitsAttrName = "kfuse.index_bits";
+    static constexpr llvm::StringLiteral kAlignmentAttrName = "kfuse.alignment";
+  }];
+}
+
+def KFuse_Role : I32EnumAttr<"Role", "role of an update operand", [
+    I32EnumAttrCase<"param", 0>,
+    I32EnumAttrCase<"grad", 1>,
+    I32EnumAttrCase<"state", 2>,
+    I32EnumAttrCase<"hyper", 3>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::kfuse";
+}
+
+def KFuse_RoleAttr : EnumAttr<KFuse_Dialect, KFuse_Role, "role"> {
+  let summary = "role of an update operand";
+  let description = [{
+    `param` tensors are read and written in place, `grad` tensors are read
+    only, `state` tensors (optimizer moments) may be read and written, and
+    `hyper` scalars are uniform over all elements.
+
+    ```mlir
+    %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>}
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+class KFuse_Op<string mnemonic, list<Trait> traits = []>
+    : Op<KFuse_Dialect, mnemonic, traits>;
+
+#endif // KFUSE_DIALECT_TD

@@ -1,0 +1,167 @@
+//===- KFuseOps.cpp - kfuse operation verifiers and folders --------------===//
+
+#include "dialect/KFuseOps.h"
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace kfuse;
+
+#define GET_OP_CLASSES
+#include "dialect/KFuseOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// BroadcastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location,
+    BroadcastOp::Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto like = cast<RankedTensorType>(adaptor.getLike().getType());
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(like.getShape(), adaptor.getScalar().getType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConvertOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvertOp::verify() {
+  if (isa<RankedTensorType>(getInput().getType()) !=
+      isa<RankedTensorType>(getResult().getType()))
+    return emitOpError() << "input " << getInput().getType() << " and result "
+                         << getResult().getType()
+                         << " must both be scalars or both tensors";
+  return success();
+}
+
+/// Whether every value of `narrow` is exactly representable in `wide`.
+static bool isExactlyRepresentable(FloatType narrow, FloatType wide) {
+  if (narrow == wide)
+    return true;
+  return wide.getWidth() > narrow.getWidth() &&
+         wide.getFPMantissaWidth() >= narrow.getFPMantissaWidth();
+}
+
+OpFoldResult ConvertOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  // A widening followed by the narrowing back is the identity.
+  if (auto inner = getInput().getDefiningOp<ConvertOp>()) {
+    Type source = inner.getInput().getType();
+    if (source == getResult().getType() &&
+        isExactlyRepresentable(cast<FloatType>(getElementTypeOrSelf(source)),
+                               cast<FloatType>(getElementTypeOrSelf(
+                                   inner.getResult().getType()))))
+      return inner.getInput();
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// WriteOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WriteOp::verify() {
+  auto target = dyn_cast<BlockArgument>(getTarget());
+  auto func = (*this)->getParentOfType<func::FuncOp>();
+  if (!target || !func || target.getOwner()->getParentOp() != func)
+    return emitOpError()
+           << "target must be an argument of the enclosing update function";
+  std::optional<Role> role = getArgRole(func, target.getArgNumber());
+  if (!role)
+    return emitOpError() << "target argument #" << target.getArgNumber()
+                         << " has no kfuse.role; declare it as a 'state' to "
+                            "write it";
+  if (*role != Role::param && *role != Role::state)
+    return emitOpError() << "target argument #" << target.getArgNumber()
+                         << " has role '" << stringifyRole(*role)
+                         << "'; only 'param' and 'state' arguments are written";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FusedOp
+//===----------------------------------------------------------------------===//
+
+YieldOp FusedOp::getYield() {
+  return cast<YieldOp>(getBody().front().getTerminator());
+}
+
+unsigned FusedOp::getNumBodyOps() {
+  return getBody().front().getOperations().size() - 1;
+}
+
+LogicalResult FusedOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "body has " << body.getNumArguments()
+                         << " arguments but the op has "
+                         << getInputs().size() << " inputs";
+  std::optional<ArrayRef<int64_t>> shape;
+  auto checkShape = [&](RankedTensorType type, StringRef what,
+                        unsigned index) -> LogicalResult {
+    if (!shape) {
+      shape = type.getShape();
+      return success();
+    }
+    if (*shape != type.getShape())
+      return emitOpError() << what << " #" << index << " of type " << type
+                           << " does not have the shape of the first tensor";
+    return success();
+  };
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    Type argType = body.getArgument(index).getType();
+    Type expected = input.getType();
+    if (auto tensor = dyn_cast<RankedTensorType>(input.getType())) {
+      if (failed(checkShape(tensor, "input", index)))
+        return failure();
+      expected = tensor.getElementType();
+    }
+    if (argType != expected)
+      return emitOpError() << "body argument #" << index << " has type "
+                           << argType << " but input #" << index
+                           << " needs " << expected;
+  }
+  for (auto [index, result] : llvm::enumerate(getResults()))
+    if (failed(checkShape(cast<RankedTensorType>(result.getType()), "result",
+                          index)))
+      return failure();
+  if (!shape)
+    return emitOpError() << "needs at least one tensor input or result to "
+                            "define its elements";
+  return success();
+}
+
+LogicalResult FusedOp::verifyRegions() {
+  Block &body = getBody().front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "body must end with kfuse.yield";
+  if (yield.getValues().size() != getNumResults())
+    return yield.emitOpError()
+           << "yields " << yield.getValues().size() << " values but the "
+           << "fused op has " << getNumResults() << " results";
+  for (auto [index, value] : llvm::enumerate(yield.getValues())) {
+    Type element = cast<RankedTensorType>(getResult(index).getType())
+                       .getElementType();
+    if (value.getType() != element)
+      return yield.emitOpError()
+             << "operand #" << index << " has type " << value.getType()
+             << " but result #" << index << " has element type " << element;
+  }
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return op.emitOpError() << "is not allowed in a kfuse.fused body: only "
+                                 "scalar elementwise operations are";
+    for (Type type : llvm::concat<const Type>(
+             TypeRange(op.getOperandTypes()), TypeRange(op.getResultTypes())))
+      if (isa<ShapedType>(type))
+        return op.emitOpError() << "has a value of type " << type
+                                << " in a kfuse.fused body, which is scalar";
+  }
+  return success();
+}

@@ -1,0 +1,128 @@
+//===- KFuseOps.td - kfuse operations ----------------------*- tablegen -*-===//
+
+#ifndef KFUSE_OPS_TD
+#define KFUSE_OPS_TD
+
+include "dialect/KFuseDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/BuiltinTypes.td"
+
+// A scalar or a 1-D tensor of floats: storage and compute values.
+def KFuse_FloatScalarOrTensor
+    : AnyTypeOf<[AnyFloat, RankedTensorOf<[AnyFloat]>]>;
+
+def KFuse_BroadcastOp : KFuse_Op<"broadcast", [Pure, InferTypeOpAdaptor]> {
+  let summary = "broadcast a scalar to the shape of a tensor";
+  let description = [{
+    Produces a tensor of the shape of `like` whose every element is `scalar`.
+    It is how hyperparameters enter whole-tensor math; the result's element
+    type is the scalar's type, whatever the element type of `like`.
+
+    ```mlir
+    %lrv = kfuse.broadcast %lr like %p : f32, tensor<?xbf16>
+    ```
+    yields a `tensor<?xf32>`.
+  }];
+  let arguments = (ins AnyTypeOf<[AnyFloat, I1]>:$scalar,
+                       RankedTensorOf<[AnyType]>:$like);
+  let results = (outs RankedTensorOf<[AnyType]>:$result);
+  let assemblyFormat = [{
+    $scalar `like` $like attr-dict `:` type($scalar) `,` type($like)
+  }];
+}
+
+def KFuse_ConvertOp : KFuse_Op<"convert", [Pure, SameOperandsAndResultShape]> {
+  let summary = "convert between storage and compute element types";
+  let description = [{
+    Converts each element to the result's float type, rounding to nearest
+    even when narrowing. Storage dtypes (bf16, f16) are converted to f32 for
+    compute on load and back on store; `kfuse-specialize` inserts these.
+
+    ```mlir
+    %c = kfuse.convert %p : tensor<?xbf16> to tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins KFuse_FloatScalarOrTensor:$input);
+  let results = (outs KFuse_FloatScalarOrTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def KFuse_WriteOp : KFuse_Op<"write", [MemoryEffects<[MemWrite]>,
+    AllTypesMatch<["value", "target"]>]> {
+  let summary = "update a param or state tensor in place";
+  let description = [{
+    Writes `value` into the storage of `target`, a function argument with
+    role `param` or `state`. Every read of an argument in the update sees its
+    value before the step: the writes take effect when the update returns.
+    The value's element type must be the target's storage element type.
+
+    ```mlir
+    kfuse.write %new_p to %p : tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[AnyFloat]>:$value,
+                       RankedTensorOf<[AnyFloat]>:$target);
+  let assemblyFormat = "$value `to` $target attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+def KFuse_FusedOp : KFuse_Op<"fused", [IsolatedFromAbove, SingleBlock,
+    RecursiveMemoryEffects]> {
+  let summary = "a fused elementwise region: one kernel";
+  let description = [{
+    Applies its scalar body to every element of its tensor operands. Tensor
+    operands enter the body as one element each, scalar operands as they are;
+    `kfuse.yield` gives one element of each tensor result. All tensor operands
+    and results have one shape. The region is isolated from above: everything
+    it reads is an operand, so it maps directly to a kernel's parameters.
+
+    ```mlir
+    %r = kfuse.fused (%p, %g, %lr) : (tensor<?xf32>, tensor<?xf32>, f32)
+        -> tensor<?xf32> {
+    ^bb0(%pe: f32, %ge: f32, %lre: f32):
+      %d = arith.mulf %lre, %ge : f32
+      %n = arith.subf %pe, %d : f32
+      kfuse.yield %n : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$inputs);
+  let results = (outs Variadic<RankedTensorOf<[AnyType]>>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The block argument that stands for the element of input `i`.
+    mlir::BlockArgument getBodyArgument(unsigned i) {
+      return getBody().front().getArgument(i);
+    }
+    /// The yield that ends the body.
+    YieldOp getYield();
+    /// Number of elementwise operations in the body (its fusion size).
+    unsigned getNumBodyOps();
+  }];
+}
+
+def KFuse_YieldOp : KFuse_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"FusedOp">]> {
+  let summary = "yield the result elements of a fused region";
+  let description = [{
+    Ends a `kfuse.fused` body with one scalar for each result, of the
+    result's element type.
+
+    ```mlir
+    kfuse.yield %n, %m : f32, f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+#endif // KFUSE_OPS_TD

@@ -1,0 +1,66 @@
+//===- KFuseUpdate.cpp - queries on update functions ---------------------===//
+
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace kfuse {
+
+bool isUpdate(func::FuncOp func) {
+  return func->hasAttr(KFuseDialect::kUpdateAttrName);
+}
+
+std::optional<Role> getArgRole(func::FuncOp func, unsigned index) {
+  if (auto role =
+          func.getArgAttrOfType<RoleAttr>(index, KFuseDialect::kRoleAttrName))
+    return role.getValue();
+  return std::nullopt;
+}
+
+std::string getArgName(func::FuncOp func, unsigned index) {
+  if (auto name =
+          func.getArgAttrOfType<StringAttr>(index, KFuseDialect::kNameAttrName))
+    return name.str();
+  return "arg" + std::to_string(index);
+}
+
+std::optional<double> getArgDefault(func::FuncOp func, unsigned index) {
+  if (auto value = func.getArgAttrOfType<FloatAttr>(
+          index, KFuseDialect::kDefaultAttrName))
+    return value.getValueAsDouble();
+  return std::nullopt;
+}
+
+BlockArgument getWriteTarget(WriteOp write) {
+  return cast<BlockArgument>(write.getTarget());
+}
+
+std::string formatLocation(Location loc) {
+  std::string text;
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = (file.getFilename().getValue() + ":" + Twine(file.getLine()) +
+              ":" + Twine(file.getColumn()))
+                 .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (text.empty()) {
+    llvm::raw_string_ostream stream(text);
+    stream << loc;
+  }
+  return text;
+}
+
+func::FuncOp findUpdate(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (isUpdate(func))
+      return func;
+  return nullptr;
+}
+
+} // namespace kfuse

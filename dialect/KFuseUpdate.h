@@ -1,0 +1,43 @@
+//===- KFuseUpdate.h - queries on update functions --------------*- C++ -*-===//
+//
+// An update is a func.func with the `kfuse.update` attribute. These helpers
+// read its argument roles, names and defaults, shared by the passes, the
+// code generator, the interpreter and the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_DIALECT_KFUSEUPDATE_H
+#define KFUSE_DIALECT_KFUSEUPDATE_H
+
+#include "dialect/KFuseOps.h"
+#include <optional>
+#include <string>
+
+namespace kfuse {
+
+/// Whether `func` is marked as an update.
+bool isUpdate(mlir::func::FuncOp func);
+
+/// The role of argument `index`, if it has one.
+std::optional<Role> getArgRole(mlir::func::FuncOp func, unsigned index);
+
+/// The user-facing name of argument `index`: `kfuse.name` or "arg<index>".
+std::string getArgName(mlir::func::FuncOp func, unsigned index);
+
+/// The `kfuse.default` value of a hyperparameter, if any.
+std::optional<double> getArgDefault(mlir::func::FuncOp func, unsigned index);
+
+/// The function argument a `kfuse.write` targets (always a block argument of
+/// the enclosing function once verified).
+mlir::BlockArgument getWriteTarget(WriteOp write);
+
+/// "file:line:col" of the first file location within `loc` (fused locations
+/// included), or the printed location when there is none.
+std::string formatLocation(mlir::Location loc);
+
+/// The first function in `module` marked as an update, or null.
+mlir::func::FuncOp findUpdate(mlir::ModuleOp module);
+
+} // namespace kfuse
+
+#endif // KFUSE_DIALECT_KFUSEUPDATE_H

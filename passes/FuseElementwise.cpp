@@ -1,0 +1,241 @@
+//===- FuseElementwise.cpp - group tensor math into kfuse.fused ----------===//
+//
+// Every tensor of an update has one shape, so any set of its elementwise
+// operations can share a loop. Groups are runs of consecutive operations in
+// program order, which is a topological order: a group depends only on
+// earlier groups, and with no size cap the whole update is one region
+// (producer-consumer and sibling fusion at once).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kfuse {
+#define GEN_PASS_DEF_FUSEELEMENTWISEPASS
+#include "passes/Passes.h.inc"
+} // namespace kfuse
+
+using namespace mlir;
+using namespace kfuse;
+
+namespace {
+
+/// A tensor that is one scalar everywhere: a broadcast or a splat constant.
+/// Such values enter regions as scalars instead of as loaded tensors.
+static bool isUniformTensor(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<BroadcastOp>(def))
+    return true;
+  DenseElementsAttr splat;
+  return matchPattern(value, m_Constant(&splat)) && splat.isSplat();
+}
+
+/// Whether `op` is whole-tensor elementwise math that belongs in a region.
+static bool isFusable(Operation *op) {
+  if (op->getNumResults() == 0 || op->getNumRegions() != 0 ||
+      isUniformTensor(op->getResult(0)))
+    return false;
+  if (!llvm::all_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
+    return false;
+  if (isa<ConvertOp>(op))
+    return true;
+  return op->hasTrait<OpTrait::Elementwise>() &&
+         isa<arith::ArithDialect, math::MathDialect>(op->getDialect());
+}
+
+/// Builds one kfuse.fused region from a group of operations.
+class RegionBuilder {
+public:
+  RegionBuilder(func::FuncOp func, ArrayRef<Operation *> group)
+      : func(func), group(group.begin(), group.end()) {}
+
+  FusedOp build();
+
+private:
+  /// The region-side scalar for `value` (a tensor element or a uniform).
+  Value lookupOrAddInput(Value value);
+  /// Clones the scalar computation of `value` (a uniform scalar or the
+  /// scalar of a broadcast) into the body.
+  Value cloneScalar(Value value);
+  Value addInput(Value value, Type bodyType);
+
+  func::FuncOp func;
+  llvm::SetVector<Operation *> group;
+  SmallVector<Value> inputs;
+  Block *body = nullptr;
+  OpBuilder builder{func.getContext()};
+  IRMapping mapping;
+};
+
+Value RegionBuilder::addInput(Value value, Type bodyType) {
+  inputs.push_back(value);
+  BlockArgument arg = body->addArgument(bodyType, value.getLoc());
+  mapping.map(value, arg);
+  return arg;
+}
+
+Value RegionBuilder::cloneScalar(Value value) {
+  if (Value mapped = mapping.lookupOrNull(value))
+    return mapped;
+  Operation *def = value.getDefiningOp();
+  if (!def) // a hyperparameter
+    return addInput(value, value.getType());
+  for (Value operand : def->getOperands())
+    cloneScalar(operand);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(body);
+  Operation *clone = builder.clone(*def, mapping);
+  return clone->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+Value RegionBuilder::lookupOrAddInput(Value value) {
+  if (Value mapped = mapping.lookupOrNull(value))
+    return mapped;
+  Operation *def = value.getDefiningOp();
+  if (auto broadcast = dyn_cast_if_present<BroadcastOp>(def)) {
+    Value scalar = cloneScalar(broadcast.getScalar());
+    mapping.map(value, scalar);
+    return scalar;
+  }
+  DenseElementsAttr splat;
+  if (matchPattern(value, m_Constant(&splat)) && splat.isSplat()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(body);
+    Value scalar = arith::ConstantOp::create(
+                       builder, value.getLoc(),
+                       cast<TypedAttr>(splat.getSplatValue<Attribute>()))
+                       .getResult();
+    mapping.map(value, scalar);
+    return scalar;
+  }
+  auto tensor = cast<RankedTensorType>(value.getType());
+  return addInput(value, tensor.getElementType());
+}
+
+FusedOp RegionBuilder::build() {
+  Operation *last = group.back();
+  auto region = std::make_unique<Region>();
+  body = new Block();
+  region->push_back(body);
+
+  // Clone the group's ops as scalar ops, inputs first.
+  for (Operation *op : group) {
+    for (Value operand : op->getOperands())
+      if (!group.contains(operand.getDefiningOp()))
+        lookupOrAddInput(operand);
+    builder.setInsertionPointToEnd(body);
+    Operation *clone = builder.clone(*op, mapping);
+    for (OpResult result : clone->getResults())
+      result.setType(cast<RankedTensorType>(result.getType()).getElementType());
+  }
+
+  // Results: every value of the group used outside it.
+  SmallVector<Value> escaping;
+  for (Operation *op : group)
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !group.contains(user);
+          }))
+        escaping.push_back(result);
+  builder.setInsertionPointToEnd(body);
+  SmallVector<Value> yielded = llvm::map_to_vector(
+      escaping, [&](Value value) { return mapping.lookup(value); });
+  YieldOp::create(builder, last->getLoc(), yielded);
+
+  builder.setInsertionPointAfter(last);
+  SmallVector<Location> locs = llvm::map_to_vector(
+      group, [](Operation *op) { return op->getLoc(); });
+  auto fused = FusedOp::create(
+      builder, builder.getFusedLoc(locs),
+      llvm::map_to_vector(escaping, [](Value v) { return v.getType(); }),
+      inputs);
+  fused.getBody().takeBody(*region);
+  for (auto [old, replacement] : llvm::zip(escaping, fused.getResults()))
+    old.replaceAllUsesWith(replacement);
+  for (Operation *op : llvm::reverse(group))
+    op->erase();
+  return fused;
+}
+
+struct FuseElementwisePass
+    : public kfuse::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using FuseElementwisePassBase::FuseElementwisePassBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!isUpdate(func))
+      return;
+    anchorBroadcastShapes(func);
+    materializeUniformWrites(func);
+
+    SmallVector<SmallVector<Operation *>> groups(1);
+    for (Operation &op : func.getBody().front()) {
+      if (!isFusable(&op))
+        continue;
+      if (maxGroupSize != 0 && groups.back().size() >= maxGroupSize)
+        groups.emplace_back();
+      groups.back().push_back(&op);
+    }
+    for (ArrayRef<Operation *> group : groups) {
+      if (group.empty())
+        continue;
+      RegionBuilder(func, group).build();
+      ++numRegions;
+      numFusedOps += group.size();
+    }
+    eraseDeadUniforms(func);
+  }
+
+  /// A broadcast's `like` operand gives only the shape, which every tensor of
+  /// an update shares: pointing it at a tensor argument keeps broadcasts from
+  /// holding grouped values alive as region results.
+  void anchorBroadcastShapes(func::FuncOp func) {
+    Value anchor;
+    for (BlockArgument arg : func.getArguments())
+      if (isa<RankedTensorType>(arg.getType())) {
+        anchor = arg;
+        break;
+      }
+    func.walk([&](BroadcastOp broadcast) {
+      broadcast.getLikeMutable().assign(anchor);
+    });
+  }
+
+  /// A write of an argument or a uniform tensor gets an elementwise copy of
+  /// its own, so that every write is fed by a region.
+  void materializeUniformWrites(func::FuncOp func) {
+    func.walk([&](WriteOp write) {
+      Value value = write.getValue();
+      Operation *def = value.getDefiningOp();
+      if (def && isFusable(def))
+        return;
+      OpBuilder builder(write);
+      // The identity in whatever element type: a convert to the same type
+      // folds away once inside the region.
+      auto copy = ConvertOp::create(builder, write.getLoc(), value.getType(),
+                                    value);
+      write.getValueMutable().assign(copy);
+    });
+  }
+
+  void eraseDeadUniforms(func::FuncOp func) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().front())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (op->use_empty() && !isa<WriteOp, func::ReturnOp, FusedOp>(op) &&
+          isMemoryEffectFree(op))
+        op->erase();
+  }
+};
+
+} // namespace

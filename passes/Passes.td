@@ -1,0 +1,60 @@
+//===- Passes.td - kfuse passes ----------------------------*- tablegen -*-===//
+
+#ifndef KFUSE_PASSES_TD
+#define KFUSE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SpecializePass : Pass<"kfuse-specialize", "mlir::func::FuncOp"> {
+  let summary = "bind storage dtypes per role and shape facts of an update";
+  let description = [{
+    Rewrites an update for one specialization: the storage element type of
+    each role (`param`, `grad`, `state`; e.g. bf16 params and grads with f32
+    states), the element count, the pointer alignment, and from these the
+    vector width (elements per thread and iteration, for 16-byte accesses) and
+    32- or 64-bit indexing. Arguments take the storage type, a `kfuse.convert`
+    to the compute type follows each read and precedes each write, and a known
+    element count makes every tensor shape static, so that folding can use it.
+  }];
+  let options = [
+    Option<"paramDType", "param-dtype", "std::string", "\"f32\"",
+           "storage element type of params: f32, bf16 or f16">,
+    Option<"gradDType", "grad-dtype", "std::string", "\"\"",
+           "storage element type of grads (default: the param dtype)">,
+    Option<"stateDType", "state-dtype", "std::string", "\"f32\"",
+           "storage element type of optimizer states">,
+    Option<"numel", "numel", "int64_t", "-1",
+           "element count of every tensor; -1 keeps it dynamic">,
+    Option<"alignment", "alignment", "int64_t", "16",
+           "bytes every tensor pointer is aligned to (a power of two)">,
+  ];
+  let statistics = [
+    Statistic<"numConverts", "converts", "storage/compute converts inserted">,
+  ];
+  let dependentDialects = ["::kfuse::KFuseDialect"];
+}
+
+def FuseElementwisePass : Pass<"kfuse-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "merge elementwise tensor math into kfuse.fused regions";
+  let description = [{
+    Groups the whole-tensor elementwise operations of an update (arith, math,
+    kfuse.convert and kfuse.broadcast on tensors) into `kfuse.fused` regions,
+    each of which becomes one kernel. Producers and consumers over the same
+    elements are merged, and so are siblings; scalar operations that feed the
+    group (bias corrections from hyperparameters) are cloned in, so that each
+    region is isolated from above and reads only function arguments. A fused
+    AdamW is exactly one region. `max-group-size` caps the number of
+    operations in a region (1 gives one kernel per elementwise operation).
+  }];
+  let options = [
+    Option<"maxGroupSize", "max-group-size", "unsigned", "0",
+           "most elementwise operations in one region (0: no limit)">,
+  ];
+  let statistics = [
+    Statistic<"numRegions", "regions", "fused regions created">,
+    Statistic<"numFusedOps", "fused-ops", "elementwise operations fused">,
+  ];
+  let dependentDialects = ["::kfuse::KFuseDialect"];
+}
+
+#endif // KFUSE_PASSES_TD

@@ -1,0 +1,165 @@
+//===- Specialize.cpp - bind storage dtypes and shape facts --------------===//
+//
+// One compiled kernel serves one specialization: storage dtypes per role,
+// element count and pointer alignment. Binding them in the IR lets the
+// folders and the code generator use them as constants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "codegen/KernelPlan.h"
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace kfuse {
+#define GEN_PASS_DEF_SPECIALIZEPASS
+#include "passes/Passes.h.inc"
+} // namespace kfuse
+
+using namespace mlir;
+using namespace kfuse;
+
+namespace {
+
+/// The MLIR element type of a storage dtype name, or null if unknown.
+static Type parseStorageType(MLIRContext *context, StringRef name) {
+  std::optional<DType> dtype = parseDType(name.str());
+  if (!dtype)
+    return nullptr;
+  switch (*dtype) {
+  case DType::f32:
+    return Float32Type::get(context);
+  case DType::bf16:
+    return BFloat16Type::get(context);
+  case DType::f16:
+    return Float16Type::get(context);
+  case DType::pred:
+    return nullptr;
+  }
+  return nullptr;
+}
+
+/// Elements one thread handles per iteration so that every tensor is
+/// accessed with aligned vectors of at most 16 bytes: the widest width when
+/// pointers are 16-byte aligned, otherwise what the widest element allows.
+static unsigned computeVectorWidth(unsigned alignment, unsigned minElementSize,
+                                   unsigned maxElementSize) {
+  if (alignment >= 16)
+    return 16 / minElementSize;
+  return std::max(1u, alignment / maxElementSize);
+}
+
+struct SpecializePass
+    : public kfuse::impl::SpecializePassBase<SpecializePass> {
+  using SpecializePassBase::SpecializePassBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!isUpdate(func))
+      return;
+    if (failed(specialize(func)))
+      signalPassFailure();
+  }
+
+  LogicalResult specialize(func::FuncOp func) {
+    MLIRContext *context = func.getContext();
+    StringRef gradName = gradDType.empty() ? StringRef(paramDType)
+                                           : StringRef(gradDType);
+    Type paramType = parseStorageType(context, paramDType);
+    Type gradType = parseStorageType(context, gradName);
+    Type stateType = parseStorageType(context, stateDType);
+    for (auto [option, value, type] :
+         {std::tuple<StringRef, StringRef, Type>{"param-dtype", paramDType,
+                                                 paramType},
+          {"grad-dtype", gradName, gradType},
+          {"state-dtype", stateDType, stateType}})
+      if (!type)
+        return func.emitError() << "unknown dtype '" << value << "' for "
+                                << option << "; expected f32, bf16 or f16";
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
+      return func.emitError() << "alignment must be a positive power of two, "
+                                 "got "
+                              << alignment;
+    if (numel < -1)
+      return func.emitError() << "numel must be -1 (dynamic) or at least 0, "
+                                 "got "
+                              << numel;
+
+    Block &entry = func.getBody().front();
+    OpBuilder builder(context);
+    builder.setInsertionPointToStart(&entry);
+    unsigned minSize = 16, maxSize = 1;
+    for (BlockArgument arg : entry.getArguments()) {
+      std::optional<Role> role = getArgRole(func, arg.getArgNumber());
+      if (!role || *role == Role::hyper)
+        continue;
+      auto type = cast<RankedTensorType>(arg.getType());
+      if (numel >= 0 && type.hasStaticShape() && type.getDimSize(0) != numel)
+        return func.emitError()
+               << "argument #" << arg.getArgNumber() << " has static shape "
+               << type << " but numel is " << numel;
+      Type storage = *role == Role::param  ? paramType
+                     : *role == Role::grad ? gradType
+                                           : stateType;
+      SmallVector<int64_t> shape(type.getShape());
+      if (numel >= 0)
+        shape = {numel};
+      unsigned size = storage.getIntOrFloatBitWidth() / 8;
+      minSize = std::min(minSize, size);
+      maxSize = std::max(maxSize, size);
+      auto storageType = RankedTensorType::get(shape, storage);
+      Type computeType = type.getElementType();
+      arg.setType(storageType);
+      if (storage == computeType)
+        continue;
+      // Reads go through a convert to the compute type; writes get one back.
+      auto toCompute = ConvertOp::create(
+          builder, arg.getLoc(), RankedTensorType::get(shape, computeType),
+          arg);
+      ++numConverts;
+      arg.replaceUsesWithIf(toCompute.getResult(), [&](OpOperand &use) {
+        if (use.getOwner() == toCompute)
+          return false;
+        auto write = dyn_cast<WriteOp>(use.getOwner());
+        return !write || use.getOperandNumber() != 1;
+      });
+      for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+        auto write = dyn_cast<WriteOp>(user);
+        if (!write || write.getTarget() != arg)
+          continue;
+        OpBuilder writeBuilder(write);
+        auto toStorage = ConvertOp::create(writeBuilder, write.getLoc(),
+                                           storageType, write.getValue());
+        ++numConverts;
+        write.getValueMutable().assign(toStorage);
+      }
+    }
+    // A known element count makes every tensor in the body static.
+    if (numel >= 0)
+      func.walk([&](Operation *op) {
+        for (OpResult result : op->getResults())
+          if (auto tensor = dyn_cast<RankedTensorType>(result.getType()))
+            result.setType(RankedTensorType::get({numel},
+                                                 tensor.getElementType()));
+      });
+    func.setFunctionType(FunctionType::get(
+        context, entry.getArgumentTypes(), func.getResultTypes()));
+
+    unsigned vectorWidth = computeVectorWidth(alignment, minSize, maxSize);
+    // Unsigned 32-bit indices leave 2^31 of headroom for the grid stride.
+    unsigned indexBits = numel >= 0 && numel < (int64_t(1) << 31) ? 32 : 64;
+    Builder attrs(context);
+    func->setAttr(KFuseDialect::kVectorWidthAttrName,
+                  attrs.getI64IntegerAttr(vectorWidth));
+    func->setAttr(KFuseDialect::kIndexBitsAttrName,
+                  attrs.getI64IntegerAttr(indexBits));
+    func->setAttr(KFuseDialect::kAlignmentAttrName,
+                  attrs.getI64IntegerAttr(alignment));
+    return success();
+  }
+};
+
+} // namespace
