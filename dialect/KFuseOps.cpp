@@ -29,15 +29,6 @@ LogicalResult BroadcastOp::inferReturnTypes(
 // ConvertOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConvertOp::verify() {
-  if (isa<RankedTensorType>(getInput().getType()) !=
-      isa<RankedTensorType>(getResult().getType()))
-    return emitOpError() << "input " << getInput().getType() << " and result "
-                         << getResult().getType()
-                         << " must both be scalars or both tensors";
-  return success();
-}
-
 /// Whether every value of `narrow` is exactly representable in `wide`.
 static bool isExactlyRepresentable(FloatType narrow, FloatType wide) {
   if (narrow == wide)

@@ -48,7 +48,6 @@ def KFuse_ConvertOp : KFuse_Op<"convert", [Pure, SameOperandsAndResultShape]> {
   let results = (outs KFuse_FloatScalarOrTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasFolder = 1;
-  let hasVerifier = 1;
 }
 
 def KFuse_WriteOp : KFuse_Op<"write", [MemoryEffects<[MemWrite]>,

@@ -174,6 +174,7 @@ struct FuseElementwisePass
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
+    sinkWrites(func);
     anchorBroadcastShapes(func);
     materializeUniformWrites(func);
 
@@ -195,6 +196,16 @@ struct FuseElementwisePass
     eraseDeadUniforms(func);
   }
 
+  /// Writes take effect when the update returns, so they can all sit just
+  /// before the return: then no group is split by a write that must see one
+  /// of its values before the group's region exists.
+  void sinkWrites(func::FuncOp func) {
+    Operation *terminator = func.getBody().front().getTerminator();
+    SmallVector<WriteOp> writes(func.getBody().front().getOps<WriteOp>());
+    for (WriteOp write : writes)
+      write->moveBefore(terminator);
+  }
+
   /// A broadcast's `like` operand gives only the shape, which every tensor of
   /// an update shares: pointing it at a tensor argument keeps broadcasts from
   /// holding grouped values alive as region results.
@@ -213,18 +224,22 @@ struct FuseElementwisePass
   /// A write of an argument or a uniform tensor gets an elementwise copy of
   /// its own, so that every write is fed by a region.
   void materializeUniformWrites(func::FuncOp func) {
-    func.walk([&](WriteOp write) {
+    SmallVector<WriteOp> writes(func.getBody().front().getOps<WriteOp>());
+    if (writes.empty())
+      return;
+    // Copies go before the first (sunk) write, ahead of every write.
+    OpBuilder builder(writes.front());
+    for (WriteOp write : writes) {
       Value value = write.getValue();
       Operation *def = value.getDefiningOp();
       if (def && isFusable(def))
-        return;
-      OpBuilder builder(write);
+        continue;
       // The identity in whatever element type: a convert to the same type
       // folds away once inside the region.
       auto copy = ConvertOp::create(builder, write.getLoc(), value.getType(),
                                     value);
       write.getValueMutable().assign(copy);
-    });
+    }
   }
 
   void eraseDeadUniforms(func::FuncOp func) {

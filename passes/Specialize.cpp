@@ -82,11 +82,11 @@ struct SpecializePass
     if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
       return func.emitError() << "alignment must be a positive power of two, "
                                  "got "
-                              << alignment;
+                              << alignment.getValue();
     if (numel < -1)
       return func.emitError() << "numel must be -1 (dynamic) or at least 0, "
                                  "got "
-                              << numel;
+                              << numel.getValue();
 
     Block &entry = func.getBody().front();
     OpBuilder builder(context);
@@ -100,7 +100,7 @@ struct SpecializePass
       if (numel >= 0 && type.hasStaticShape() && type.getDimSize(0) != numel)
         return func.emitError()
                << "argument #" << arg.getArgNumber() << " has static shape "
-               << type << " but numel is " << numel;
+               << type << " but numel is " << numel.getValue();
       Type storage = *role == Role::param  ? paramType
                      : *role == Role::grad ? gradType
                                            : stateType;

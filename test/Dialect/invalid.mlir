@@ -1,0 +1,230 @@
+// RUN: kfuse-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{argument #0 with role 'grad' must be a 1-D tensor of floats, got 'f32'}}
+func.func @scalar_grad(%g: f32 {kfuse.role = #kfuse.role<grad>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 with role 'hyper' must be a float scalar, got 'tensor<4xf32>'}}
+func.func @tensor_hyper(%h: tensor<4xf32> {kfuse.role = #kfuse.role<hyper>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 'kfuse.role' must be a #kfuse.role attribute, got "param"}}
+func.func @string_role(%p: tensor<4xf32> {kfuse.role = "param"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 has a default but only 'hyper' arguments take defaults}}
+func.func @default_on_tensor(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>, kfuse.default = 1.0 : f32}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 of type 'tensor<8xf32>' does not have the shape of argument #0 ('tensor<4xf32>'); every tensor of an update has one shape}}
+func.func @shape_mismatch(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>},
+                          %g: tensor<8xf32> {kfuse.role = #kfuse.role<grad>})
+    attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 has no kfuse.role}}
+func.func @missing_role(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>},
+                        %g: tensor<4xf32>)
+    attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{param argument #0 ('param') is never written}}
+func.func @unwritten_param(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"})
+    attributes {kfuse.update} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{an update needs at least one 'param' argument}}
+func.func @no_param(%g: tensor<4xf32> {kfuse.role = #kfuse.role<grad>})
+    attributes {kfuse.update} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{an update returns no values; write params and states with kfuse.write}}
+func.func @returns(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>}) -> tensor<4xf32>
+    attributes {kfuse.update} {
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'kfuse.update' may only be attached to a func.func}}
+module attributes {kfuse.update} {
+}
+
+// -----
+
+func.func @write_grad(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>},
+                      %g: tensor<4xf32> {kfuse.role = #kfuse.role<grad>})
+    attributes {kfuse.update} {
+  kfuse.write %g to %p : tensor<4xf32>
+  // expected-error @+1 {{target argument #1 has role 'grad'; only 'param' and 'state' arguments are written}}
+  kfuse.write %p to %g : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A state written but not declared: the target has no role.
+func.func @undeclared_state(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>},
+                            %s: tensor<4xf32>) {
+  // expected-error @+1 {{target argument #1 has no kfuse.role; declare it as a 'state' to write it}}
+  kfuse.write %p to %s : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @write_non_argument(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>}) {
+  %n = arith.addf %p, %p : tensor<4xf32>
+  // expected-error @+1 {{target must be an argument of the enclosing update function}}
+  kfuse.write %p to %n : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @write_twice(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>})
+    attributes {kfuse.update} {
+  // expected-note @+1 {{first written here}}
+  kfuse.write %p to %p : tensor<4xf32>
+  // expected-error @+1 {{writes argument #0 a second time}}
+  kfuse.write %p to %p : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @write_type(%p: tensor<4xbf16> {kfuse.role = #kfuse.role<param>}, %v: tensor<4xf32>) {
+  // expected-error @+1 {{all of {value, target} have same type}}
+  "kfuse.write"(%v, %p) : (tensor<4xf32>, tensor<4xbf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @convert_rank(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same shape for all operands and results}}
+  %c = "kfuse.convert"(%x) : (tensor<4xf32>) -> bf16
+  return
+}
+
+// -----
+
+func.func @fused_arg_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{body argument #0 has type 'bf16' but input #0 needs 'f32'}}
+  %r = kfuse.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%e: bf16):
+    %c = kfuse.convert %e : bf16 to f32
+    kfuse.yield %c : f32
+  }
+  return
+}
+
+// -----
+
+func.func @fused_shapes(%x: tensor<4xf32>, %y: tensor<8xf32>) {
+  // expected-error @+1 {{input #1 of type 'tensor<8xf32>' does not have the shape of the first tensor}}
+  %r = kfuse.fused(%x, %y) : (tensor<4xf32>, tensor<8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    kfuse.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @fused_yield_type(%x: tensor<4xf32>) {
+  %r = kfuse.fused(%x) : (tensor<4xf32>) -> tensor<4xbf16> {
+  ^bb0(%a: f32):
+    // expected-error @+1 {{'kfuse.yield' op operand #0 has type 'f32' but result #0 has element type 'bf16'}}
+    kfuse.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @fused_yield_count(%x: tensor<4xf32>) {
+  %r = kfuse.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    // expected-error @+1 {{yields 2 values but the fused op has 1 results}}
+    kfuse.yield %a, %a : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @fused_tensor_body(%x: tensor<4xf32>, %t: tensor<4xf32>) {
+  %r = kfuse.fused(%x, %t) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    // expected-error @+1 {{'arith.constant' op has a value of type 'tensor<4xf32>' in a kfuse.fused body, which is scalar}}
+    %z = arith.constant dense<0.0> : tensor<4xf32>
+    kfuse.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @fused_no_tensor(%s: f32) {
+  // expected-error @+1 {{needs at least one tensor input or result to define its elements}}
+  kfuse.fused(%s) : (f32) -> () {
+  ^bb0(%a: f32):
+    kfuse.yield
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside(%x: f32) {
+  // expected-error @+1 {{expects parent op 'kfuse.fused'}}
+  kfuse.yield %x : f32
+}
+
+// -----
+
+// expected-error @+1 {{'kfuse.index_bits' must be 32 or 64, got 16}}
+func.func @index_bits() attributes {kfuse.index_bits = 16 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kfuse.vector_width' must be a positive power of two}}
+func.func @vector_width() attributes {kfuse.vector_width = 3 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown kfuse attribute 'kfuse.fast'}}
+func.func @unknown_attr() attributes {kfuse.fast} {
+  return
+}

@@ -1,0 +1,62 @@
+// RUN: kfuse-opt %s | kfuse-opt | FileCheck %s
+// RUN: kfuse-opt %s --mlir-print-op-generic | kfuse-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @sgd
+// CHECK-SAME: kfuse.role = #kfuse.role<param>
+// CHECK-SAME: kfuse.role = #kfuse.role<grad>
+// CHECK-SAME: kfuse.default = 0.00999999977 : f32, kfuse.name = "lr", kfuse.role = #kfuse.role<hyper>
+// CHECK-SAME: attributes {kfuse.update}
+func.func @sgd(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+               %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>},
+               %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr", kfuse.default = 1.0e-2 : f32})
+    attributes {kfuse.update} {
+  // CHECK: %[[LRV:.*]] = kfuse.broadcast %{{.*}} like %[[P:.*]] : f32, tensor<?xf32>
+  %lrv = kfuse.broadcast %lr like %p : f32, tensor<?xf32>
+  %d = arith.mulf %lrv, %g : tensor<?xf32>
+  %np = arith.subf %p, %d : tensor<?xf32>
+  // CHECK: kfuse.write %{{.*}} to %{{.*}} : tensor<?xf32>
+  kfuse.write %np to %p : tensor<?xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @mixed
+func.func @mixed(%p: tensor<8xbf16> {kfuse.role = #kfuse.role<param>},
+                 %m: tensor<8xf32> {kfuse.role = #kfuse.role<state>},
+                 %lr: f32 {kfuse.role = #kfuse.role<hyper>})
+    attributes {kfuse.update, kfuse.vector_width = 8 : i64, kfuse.index_bits = 32 : i64, kfuse.alignment = 16 : i64} {
+  // CHECK: %[[R:.*]]:2 = kfuse.fused(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<8xbf16>, tensor<8xf32>, f32) -> (tensor<8xbf16>, tensor<8xf32>)
+  %r:2 = kfuse.fused(%p, %m, %lr) : (tensor<8xbf16>, tensor<8xf32>, f32) -> (tensor<8xbf16>, tensor<8xf32>) {
+  // CHECK: ^bb0(%[[PE:.*]]: bf16, %[[ME:.*]]: f32, %[[LR:.*]]: f32):
+  ^bb0(%pe: bf16, %me: f32, %lre: f32):
+    // CHECK: %[[PC:.*]] = kfuse.convert %[[PE]] : bf16 to f32
+    %pc = kfuse.convert %pe : bf16 to f32
+    %d = arith.mulf %lre, %me : f32
+    %n = arith.subf %pc, %d : f32
+    // CHECK: %[[N:.*]] = kfuse.convert %{{.*}} : f32 to bf16
+    %nb = kfuse.convert %n : f32 to bf16
+    // CHECK: kfuse.yield %[[N]], %[[ME]] : bf16, f32
+    kfuse.yield %nb, %me : bf16, f32
+  }
+  // CHECK: kfuse.write %[[R]]#0 to %{{.*}} : tensor<8xbf16>
+  kfuse.write %r#0 to %p : tensor<8xbf16>
+  kfuse.write %r#1 to %m : tensor<8xf32>
+  return
+}
+
+// A tensor convert outside a region, and a predicate broadcast.
+// CHECK-LABEL: func.func @convert_and_select
+func.func @convert_and_select(%p: tensor<4xf16> {kfuse.role = #kfuse.role<param>},
+                              %flag: f32 {kfuse.role = #kfuse.role<hyper>})
+    attributes {kfuse.update} {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.cmpf ogt, %flag, %zero : f32
+  // CHECK: kfuse.convert %{{.*}} : tensor<4xf16> to tensor<4xf32>
+  %pc = kfuse.convert %p : tensor<4xf16> to tensor<4xf32>
+  // CHECK: kfuse.broadcast %{{.*}} like %{{.*}} : i1, tensor<4xf32>
+  %cv = kfuse.broadcast %c like %pc : i1, tensor<4xf32>
+  %neg = arith.negf %pc : tensor<4xf32>
+  %s = arith.select %cv, %pc, %neg : tensor<4xi1>, tensor<4xf32>
+  %sb = kfuse.convert %s : tensor<4xf32> to tensor<4xf16>
+  kfuse.write %sb to %p : tensor<4xf16>
+  return
+}

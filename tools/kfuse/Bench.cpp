@@ -1,0 +1,118 @@
+//===- Bench.cpp - kfuse bench -------------------------------------------===//
+//
+// Times one update's launches with CUDA events on random data: warm-up
+// launches, then the median of the timed ones, and the bandwidth of the
+// bytes the plan must move.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/kfuse/Commands.h"
+#include "tools/kfuse/DeviceRun.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace kfuse {
+
+static Expected<json::Object> bench(const CommonOptions &options,
+                                    StringRef text, int64_t numel,
+                                    int iterations, int warmup) {
+  Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  Expected<DeviceInfo> device = driver->currentDevice();
+  if (!device)
+    return device.takeError();
+  Expected<std::unique_ptr<Update>> update =
+      Update::create(text, options.input);
+  if (!update)
+    return update.takeError();
+  std::vector<ArgInfo> args((*update)->args().begin(),
+                            (*update)->args().end());
+  for (ArgInfo &arg : args)
+    if (arg.role == ArgRole::param)
+      arg.dtype = options.spec.paramDType;
+    else if (arg.role == ArgRole::grad)
+      arg.dtype = options.spec.gradDType;
+    else if (arg.role == ArgRole::state)
+      arg.dtype = options.spec.stateDType;
+
+  std::mt19937_64 rng(7);
+  UpdateValues values = makeRandomInputs(args, numel, rng);
+  Expected<DeviceTensors> tensors =
+      DeviceTensors::upload(*driver, args, values, numel);
+  if (!tensors)
+    return tensors.takeError();
+  values.tensors.clear();
+  values.tensors.resize(args.size());
+  std::vector<LaunchArg> launchArgs = tensors->launchArgs(values);
+
+  for (int i = 0; i < warmup; ++i)
+    if (Error error = (*update)->launch(launchArgs, nullptr, options.pipeline))
+      return std::move(error);
+  CUevent begin, end;
+  if (Error error = driver->check(driver->cuEventCreate(&begin, 0),
+                                  "cuEventCreate"))
+    return std::move(error);
+  if (Error error =
+          driver->check(driver->cuEventCreate(&end, 0), "cuEventCreate"))
+    return std::move(error);
+  std::vector<double> times;
+  for (int i = 0; i < iterations; ++i) {
+    driver->cuEventRecord(begin, nullptr);
+    if (Error error = (*update)->launch(launchArgs, nullptr, options.pipeline))
+      return std::move(error);
+    driver->cuEventRecord(end, nullptr);
+    if (Error error = driver->check(driver->cuEventSynchronize(end),
+                                    "cuEventSynchronize"))
+      return std::move(error);
+    float ms = 0;
+    driver->cuEventElapsedTime(&ms, begin, end);
+    times.push_back(ms);
+  }
+  driver->cuEventDestroy(begin);
+  driver->cuEventDestroy(end);
+  std::sort(times.begin(), times.end());
+  double median = times[times.size() / 2];
+
+  Expected<Specialization> spec = (*update)->specialize(launchArgs);
+  if (!spec)
+    return spec.takeError();
+  auto compiled = (*update)->compile(*spec, options.pipeline);
+  if (!compiled)
+    return compiled.takeError();
+  unsigned bytesPerElement = (*compiled)->plan.bytesPerElement();
+  double gbps = double(bytesPerElement) * numel / (median * 1e-3) / 1e9;
+  return json::Object{{"update", (*compiled)->plan.updateName},
+                      {"arch", device->arch},
+                      {"numel", numel},
+                      {"param_dtype", dtypeName(options.spec.paramDType)},
+                      {"state_dtype", dtypeName(options.spec.stateDType)},
+                      {"kernels",
+                       static_cast<int64_t>((*compiled)->plan.kernels.size())},
+                      {"bytes_per_element", bytesPerElement},
+                      {"ms", median},
+                      {"GBps", gbps}};
+}
+
+int runBench(const CommonOptions &options, int64_t numel, int iterations,
+             int warmup) {
+  if (numel <= 0 || iterations <= 0 || warmup < 0)
+    return reportError(createStringError(
+        "--numel and --iterations must be positive, --warmup not negative"));
+  Expected<std::string> text = readInput(options);
+  if (!text)
+    return reportError(text.takeError());
+  Expected<json::Object> result =
+      bench(options, *text, numel, iterations, warmup);
+  if (!result)
+    return reportError(result.takeError());
+  outs() << json::Value(std::move(*result)) << "\n";
+  return 0;
+}
+
+} // namespace kfuse

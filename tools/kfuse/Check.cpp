@@ -1,0 +1,191 @@
+//===- Check.cpp - kfuse check -------------------------------------------===//
+//
+// The unfused and the fused plan run in the interpreter against float64, and
+// the generated kernels against the same reference where a GPU is present.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/kfuse/Commands.h"
+#include "tools/kfuse/DeviceRun.h"
+
+#include "dialect/KFuseUpdate.h"
+#include "interpreter/Check.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace llvm;
+using namespace mlir;
+
+namespace kfuse {
+
+namespace {
+struct DeviceCheck {
+  bool ran = false;
+  std::string skipReason;
+  double maxError = 0;
+};
+} // namespace
+
+/// The error metric of interpreter/Check.h: relative, with an absolute floor
+/// at `floor` times the tensor's largest magnitude.
+static double tensorError(ArrayRef<double> candidate,
+                          ArrayRef<double> reference, double floor) {
+  double scale = 0;
+  for (double value : reference)
+    scale = std::max(scale, std::fabs(value));
+  double worst = 0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    double denominator =
+        std::max({std::fabs(reference[i]), floor * scale, 1e-30});
+    double error = std::fabs(candidate[i] - reference[i]) / denominator;
+    if (std::isnan(error))
+      return INFINITY;
+    worst = std::max(worst, error);
+  }
+  return worst;
+}
+
+/// Runs the generated kernels on the GPU against `reference` in float64.
+static Expected<DeviceCheck> checkOnDevice(StringRef text,
+                                           const CommonOptions &options,
+                                           func::FuncOp reference,
+                                           const CheckOptions &checkOptions) {
+  DeviceCheck result;
+  Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver) {
+    result.skipReason = toString(driver.takeError());
+    return result;
+  }
+  if (Expected<DeviceInfo> device = driver->currentDevice(); !device) {
+    result.skipReason = toString(device.takeError());
+    return result;
+  }
+  Expected<std::unique_ptr<Update>> update =
+      Update::create(text, options.input);
+  if (!update)
+    return update.takeError();
+  std::vector<ArgInfo> args((*update)->args().begin(),
+                            (*update)->args().end());
+  for (ArgInfo &arg : args)
+    if (arg.role == ArgRole::param)
+      arg.dtype = options.spec.paramDType;
+    else if (arg.role == ArgRole::grad)
+      arg.dtype = options.spec.gradDType;
+    else if (arg.role == ArgRole::state)
+      arg.dtype = options.spec.stateDType;
+
+  std::mt19937_64 rng(checkOptions.seed);
+  UpdateValues expected = makeRandomInputs(args, checkOptions.numel, rng);
+  Expected<DeviceTensors> tensors =
+      DeviceTensors::upload(*driver, args, expected, checkOptions.numel);
+  if (!tensors)
+    return tensors.takeError();
+  for (int step = 1; step <= checkOptions.steps; ++step) {
+    if (step > 1) {
+      refreshGrads(args, expected, rng);
+      // Upload the new grads by re-uploading everything the host holds;
+      // params and states on the device stay the device's own.
+      UpdateValues onDevice = expected;
+      if (Error error = tensors->download(onDevice))
+        return std::move(error);
+      for (auto [index, arg] : llvm::enumerate(args))
+        if (arg.role == ArgRole::grad)
+          onDevice.tensors[index] = expected.tensors[index];
+      Expected<DeviceTensors> next = DeviceTensors::upload(
+          *driver, args, onDevice, checkOptions.numel);
+      if (!next)
+        return next.takeError();
+      *tensors = std::move(*next);
+    }
+    setStep(args, expected, step);
+    if (failed(interpretUpdate(reference, expected, Precision::F64)))
+      return createStringError("the reference interpreter failed");
+    if (Error error = (*update)->launch(tensors->launchArgs(expected),
+                                        /*stream=*/nullptr, options.pipeline))
+      return std::move(error);
+  }
+  UpdateValues actual = expected;
+  if (Error error = tensors->download(actual))
+    return std::move(error);
+  for (auto [index, arg] : llvm::enumerate(args))
+    if (arg.role == ArgRole::param || arg.role == ArgRole::state)
+      result.maxError = std::max(
+          result.maxError, tensorError(actual.tensors[index],
+                                       expected.tensors[index],
+                                       checkOptions.errorFloor));
+  result.ran = true;
+  return result;
+}
+
+/// Parses `text` and runs the pipeline with `pipeline` on it.
+static Expected<OwningOpRef<ModuleOp>>
+compileModule(MLIRContext &context, StringRef text,
+              const CommonOptions &options, const PipelineOptions &pipeline) {
+  auto module = parseUpdate(context, text, options.input);
+  if (!module)
+    return module.takeError();
+  if (Error error = runPipeline(**module, options.spec, pipeline))
+    return std::move(error);
+  return std::move(*module);
+}
+
+int runCheck(const CommonOptions &options, int64_t numel, int steps,
+             double tolerance, uint64_t seed) {
+  Expected<std::string> text = readInput(options);
+  if (!text)
+    return reportError(text.takeError());
+  CheckOptions checkOptions;
+  checkOptions.numel = numel;
+  checkOptions.steps = steps;
+  checkOptions.seed = seed;
+  bool narrow = options.spec.paramDType != DType::f32 ||
+                options.spec.gradDType != DType::f32 ||
+                options.spec.stateDType != DType::f32;
+  checkOptions.tolerance = tolerance > 0 ? tolerance : narrow ? 1e-2 : 1e-6;
+
+  CommonOptions specialized = options;
+  specialized.spec.numel = numel;
+  std::unique_ptr<MLIRContext> context = createContext();
+  PipelineOptions unfusedPipeline;
+  unfusedPipeline.fuse = false;
+  auto unfused =
+      compileModule(*context, *text, specialized, unfusedPipeline);
+  if (!unfused)
+    return reportError(unfused.takeError());
+  auto fused = compileModule(*context, *text, specialized, options.pipeline);
+  if (!fused)
+    return reportError(fused.takeError());
+
+  // The unfused plan in float64 is the reference: same storage rounding,
+  // exact compute.
+  func::FuncOp reference = findUpdate(**unfused);
+  FailureOr<CheckReport> report =
+      kfuse::runCheck(reference, reference, findUpdate(**fused), checkOptions);
+  if (failed(report))
+    return 1;
+  outs() << "kfuse check: " << options.input << " (" << numel
+         << " elements, param " << dtypeName(options.spec.paramDType)
+         << ", grad " << dtypeName(options.spec.gradDType) << ", state "
+         << dtypeName(options.spec.stateDType) << ")\n";
+  printCheckReport(*report, checkOptions, outs());
+
+  Expected<DeviceCheck> device =
+      checkOnDevice(*text, specialized, reference, checkOptions);
+  if (!device)
+    return reportError(device.takeError());
+  bool passed = report->passed;
+  if (device->ran) {
+    bool devicePassed = device->maxError <= checkOptions.tolerance;
+    outs() << "gpu max error:     " << format("%.3e", device->maxError)
+           << (devicePassed ? " PASS" : " FAIL") << "\n";
+    passed &= devicePassed;
+  } else {
+    outs() << "gpu: skipped (" << device->skipReason << ")\n";
+  }
+  return passed ? 0 : 1;
+}
+
+} // namespace kfuse

@@ -1,0 +1,166 @@
+//===- Compile.cpp - kfuse compile ---------------------------------------===//
+
+#include "tools/kfuse/Commands.h"
+
+#include "codegen/CudaEmitter.h"
+#include "dialect/KFuseUpdate.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/Nvrtc.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#include <chrono>
+
+using namespace llvm;
+using namespace mlir;
+
+namespace kfuse {
+
+int reportError(Error error) {
+  handleAllErrors(std::move(error), [](const ErrorInfoBase &info) {
+    std::string message = info.message();
+    // Diagnostics rendered from the IR already carry "file:line:col: error:".
+    if (StringRef(message).contains(": error: "))
+      errs() << message << "\n";
+    else
+      WithColor::error(errs(), "kfuse") << message << "\n";
+  });
+  return 1;
+}
+
+Expected<std::string> readInput(const CommonOptions &options) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFileOrSTDIN(options.input, /*IsText=*/true);
+  if (!buffer)
+    return createStringError("cannot read '" + options.input +
+                             "': " + buffer.getError().message());
+  return (*buffer)->getBuffer().str();
+}
+
+std::string resolveArch(const std::string &requested) {
+  if (!requested.empty())
+    return requested;
+  Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver) {
+    consumeError(driver.takeError());
+    return "sm_90";
+  }
+  Expected<DeviceInfo> device = driver->currentDevice();
+  if (!device) {
+    consumeError(device.takeError());
+    return "sm_90";
+  }
+  return device->arch;
+}
+
+/// The one JSON line of `--stats`.
+static json::Object makeStats(const KernelPlan &plan, const NvrtcResult &nvrtc,
+                              StringRef arch, double totalMs) {
+  json::Array kernels;
+  for (const KernelInfo &kernel : plan.kernels) {
+    json::Object entry{{"name", kernel.name},
+                       {"body_ops", kernel.numBodyOps},
+                       {"vector_width", kernel.vectorWidth},
+                       {"index_bits", kernel.indexBits}};
+    for (const KernelResources &resources : nvrtc.resources)
+      if (resources.name == kernel.name) {
+        entry["registers"] = resources.registers;
+        entry["spills"] =
+            resources.spillStoreBytes + resources.spillLoadBytes;
+        entry["stack_bytes"] = resources.stackBytes;
+      }
+    kernels.push_back(std::move(entry));
+  }
+  return json::Object{{"update", plan.updateName},
+                      {"arch", arch},
+                      {"kernels", static_cast<int64_t>(plan.kernels.size())},
+                      {"bytes_per_element", plan.bytesPerElement()},
+                      {"numel", plan.numel},
+                      {"temporaries",
+                       static_cast<int64_t>(plan.temporaries.size())},
+                      {"per_kernel", std::move(kernels)},
+                      {"nvrtc_ms", nvrtc.compileMs},
+                      {"total_ms", totalMs}};
+}
+
+int runCompile(const CommonOptions &options, const std::string &emit,
+               const std::string &output, bool stats) {
+  auto start = std::chrono::steady_clock::now();
+  if (emit != "mlir" && emit != "cuda" && emit != "ptx" && emit != "cubin")
+    return reportError(createStringError(
+        "unknown --emit=" + emit + "; expected mlir, cuda, ptx or cubin"));
+  Expected<std::string> text = readInput(options);
+  if (!text)
+    return reportError(text.takeError());
+
+  std::unique_ptr<MLIRContext> context = createContext();
+  auto module = parseUpdate(*context, *text, options.input);
+  if (!module)
+    return reportError(module.takeError());
+  if (Error error = runPipeline(**module, options.spec, options.pipeline))
+    return reportError(std::move(error));
+
+  std::error_code ec;
+  ToolOutputFile out(output, ec,
+                     emit == "cubin" ? sys::fs::OF_None : sys::fs::OF_Text);
+  if (ec)
+    return reportError(
+        createStringError("cannot open '" + output + "': " + ec.message()));
+
+  if (emit == "mlir" && !stats) {
+    (*module)->print(out.os());
+    out.keep();
+    return 0;
+  }
+
+  std::string diagnostics;
+  raw_string_ostream diagnosticStream(diagnostics);
+  FailureOr<KernelPlan> plan = [&] {
+    ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
+      diagnosticStream << formatLocation(diag.getLocation())
+                       << ": error: " << diag << "\n";
+      return success();
+    });
+    return emitCuda(findUpdate(**module));
+  }();
+  if (failed(plan))
+    return reportError(createStringError(StringRef(diagnostics).rtrim()));
+
+  if (emit == "mlir")
+    (*module)->print(out.os());
+  else if (emit == "cuda")
+    out.os() << plan->source;
+
+  NvrtcResult nvrtc;
+  std::string resolvedArch = resolveArch(options.arch);
+  if (emit == "ptx" || emit == "cubin" || stats) {
+    NvrtcOptions nvrtcOptions;
+    nvrtcOptions.arch = resolvedArch;
+    nvrtcOptions.ptxOnly = emit == "ptx" && !stats;
+    Expected<NvrtcResult> compiled =
+        compileWithNvrtc(plan->source, plan->updateName + ".cu", nvrtcOptions);
+    if (!compiled)
+      return reportError(compiled.takeError());
+    nvrtc = std::move(*compiled);
+    if (emit == "ptx")
+      out.os() << nvrtc.ptx;
+    else if (emit == "cubin")
+      out.os() << nvrtc.cubin;
+  }
+  if (stats) {
+    double totalMs = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    // The statistics go to stdout as its last line, whatever -o names.
+    out.os().flush();
+    outs() << json::Value(makeStats(*plan, nvrtc, resolvedArch, totalMs))
+           << "\n";
+  }
+  out.keep();
+  return 0;
+}
+
+} // namespace kfuse

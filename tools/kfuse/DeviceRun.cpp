@@ -1,0 +1,154 @@
+//===- DeviceRun.cpp - host buffers to and from the GPU ------------------===//
+
+#include "tools/kfuse/DeviceRun.h"
+
+#include "interpreter/FloatRounding.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace llvm;
+
+namespace kfuse {
+
+static double roundTo(DType dtype, double value) {
+  switch (dtype) {
+  case DType::bf16:
+    return roundToBF16(value);
+  case DType::f16:
+    return roundToF16(value);
+  default:
+    return roundToF32(value);
+  }
+}
+
+UpdateValues makeRandomInputs(ArrayRef<ArgInfo> args, int64_t numel,
+                              std::mt19937_64 &rng) {
+  UpdateValues values;
+  values.tensors.resize(args.size());
+  values.scalars.resize(args.size());
+  std::normal_distribution<double> normal;
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    if (arg.role == ArgRole::hyper) {
+      values.scalars[index] = roundToF32(arg.defaultValue.value_or(1.0));
+      continue;
+    }
+    bool secondMoment = StringRef(arg.name).contains("sq");
+    std::vector<double> &tensor = values.tensors[index];
+    tensor.resize(numel);
+    for (double &element : tensor) {
+      double x = normal(rng);
+      if (arg.role == ArgRole::state)
+        x = secondMoment ? std::fabs(x) * 0.01 : x * 0.1;
+      element = roundTo(arg.dtype, x);
+    }
+  }
+  return values;
+}
+
+void refreshGrads(ArrayRef<ArgInfo> args, UpdateValues &values,
+                  std::mt19937_64 &rng) {
+  std::normal_distribution<double> normal;
+  for (auto [index, arg] : llvm::enumerate(args))
+    if (arg.role == ArgRole::grad)
+      for (double &element : values.tensors[index])
+        element = roundTo(arg.dtype, normal(rng));
+}
+
+void setStep(ArrayRef<ArgInfo> args, UpdateValues &values, int step) {
+  for (auto [index, arg] : llvm::enumerate(args))
+    if (arg.role == ArgRole::hyper && arg.name == "step")
+      values.scalars[index] = step;
+}
+
+Expected<DeviceTensors> DeviceTensors::upload(CudaDriver &driver,
+                                              ArrayRef<ArgInfo> args,
+                                              const UpdateValues &values,
+                                              int64_t numel) {
+  DeviceTensors result;
+  result.driver = &driver;
+  result.args.assign(args.begin(), args.end());
+  result.numel = numel;
+  result.buffers.resize(args.size());
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    if (arg.role == ArgRole::hyper)
+      continue;
+    size_t bytes = std::max<size_t>(1, numel * dtypeSize(arg.dtype));
+    Expected<DeviceBuffer> buffer = DeviceBuffer::allocate(driver, bytes);
+    if (!buffer)
+      return buffer.takeError();
+    result.buffers[index] = std::move(*buffer);
+  }
+  std::vector<uint8_t> staging;
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    if (arg.role == ArgRole::hyper || numel == 0)
+      continue;
+    unsigned size = dtypeSize(arg.dtype);
+    staging.resize(numel * size);
+    for (int64_t i = 0; i < numel; ++i) {
+      double value = values.tensors[index][i];
+      if (arg.dtype == DType::f32) {
+        float f = static_cast<float>(value);
+        std::memcpy(&staging[i * 4], &f, 4);
+      } else {
+        uint16_t bits = arg.dtype == DType::bf16 ? toBF16Bits(value)
+                                                 : toF16Bits(value);
+        std::memcpy(&staging[i * 2], &bits, 2);
+      }
+    }
+    if (Error error = driver.check(
+            driver.cuMemcpyHtoD(result.buffers[index].get(), staging.data(),
+                                staging.size()),
+            "cuMemcpyHtoD"))
+      return std::move(error);
+  }
+  return std::move(result);
+}
+
+std::vector<LaunchArg> DeviceTensors::launchArgs(
+    const UpdateValues &values) const {
+  std::vector<LaunchArg> launch(args.size());
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    if (arg.role == ArgRole::hyper) {
+      launch[index].value = values.scalars[index];
+      continue;
+    }
+    launch[index].data =
+        reinterpret_cast<const void *>(buffers[index].get());
+    launch[index].numel = numel;
+    launch[index].dtype = arg.dtype;
+  }
+  return launch;
+}
+
+Error DeviceTensors::download(UpdateValues &values) const {
+  std::vector<uint8_t> staging;
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    if (arg.role == ArgRole::hyper || numel == 0)
+      continue;
+    unsigned size = dtypeSize(arg.dtype);
+    staging.resize(numel * size);
+    if (Error error = driver->check(
+            driver->cuMemcpyDtoH(staging.data(), buffers[index].get(),
+                                 staging.size()),
+            "cuMemcpyDtoH"))
+      return error;
+    std::vector<double> &tensor = values.tensors[index];
+    tensor.resize(numel);
+    for (int64_t i = 0; i < numel; ++i) {
+      if (arg.dtype == DType::f32) {
+        float f;
+        std::memcpy(&f, &staging[i * 4], 4);
+        tensor[i] = f;
+      } else {
+        uint16_t bits;
+        std::memcpy(&bits, &staging[i * 2], 2);
+        tensor[i] =
+            arg.dtype == DType::bf16 ? fromBF16Bits(bits) : fromF16Bits(bits);
+      }
+    }
+  }
+  return Error::success();
+}
+
+} // namespace kfuse

@@ -1,0 +1,149 @@
+//===- kfuse.cpp - the kfuse command-line driver -------------------------===//
+//
+//   kfuse compile FILE [--param-dtype= --grad-dtype= --state-dtype=]
+//                 [--arch=sm_90] [--emit=mlir|cuda|ptx|cubin] [-o OUT]
+//                 [--no-fusion] [--stats]
+//   kfuse check FILE   interpreter (and GPU, where present) vs float64
+//   kfuse bench FILE   time the kernels on the GPU
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/kfuse/Commands.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace kfuse;
+
+static cl::SubCommand compileCommand("compile",
+                                     "compile an update to CUDA, PTX or cubin");
+static cl::SubCommand checkCommand(
+    "check", "compare the unfused and fused update against float64");
+static cl::SubCommand benchCommand("bench", "time the update on the GPU");
+
+static cl::OptionCategory category("kfuse options");
+
+#define KFUSE_ALL_COMMANDS                                                     \
+  cl::sub(compileCommand), cl::sub(checkCommand), cl::sub(benchCommand)
+
+static cl::opt<std::string> input(cl::Positional, cl::desc("<update.mlir>"),
+                                  cl::Required, KFUSE_ALL_COMMANDS,
+                                  cl::cat(category));
+static cl::opt<std::string>
+    paramDType("param-dtype", cl::desc("storage dtype of params: f32, bf16, f16"),
+               cl::init("f32"), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<std::string>
+    gradDType("grad-dtype", cl::desc("storage dtype of grads (default: params')"),
+              cl::init(""), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<std::string>
+    stateDType("state-dtype", cl::desc("storage dtype of optimizer states"),
+               cl::init("f32"), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<unsigned>
+    alignment("alignment", cl::desc("bytes every tensor pointer is aligned to"),
+              cl::init(16), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<std::string>
+    arch("arch", cl::desc("GPU arch, e.g. sm_90 (default: the local GPU's, "
+                          "else sm_90)"),
+         cl::init(""), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<bool> noFusion("no-fusion",
+                              cl::desc("one kernel per elementwise op"),
+                              KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<unsigned>
+    maxGroupSize("max-group-size",
+                 cl::desc("most elementwise ops in one kernel (0: no limit)"),
+                 cl::init(0), KFUSE_ALL_COMMANDS, cl::cat(category));
+
+static cl::opt<int64_t>
+    compileNumel("numel", cl::desc("element count to specialize on (-1: dynamic)"),
+                 cl::init(-1), cl::sub(compileCommand), cl::cat(category));
+static cl::opt<std::string> emit("emit", cl::desc("mlir, cuda, ptx or cubin"),
+                                 cl::init("cuda"), cl::sub(compileCommand),
+                                 cl::cat(category));
+static cl::opt<std::string> output("o", cl::desc("output file (default: stdout)"),
+                                   cl::init("-"), cl::sub(compileCommand),
+                                   cl::cat(category));
+static cl::opt<bool>
+    stats("stats",
+          cl::desc("print one JSON line of kernel statistics, last"),
+          cl::sub(compileCommand), cl::cat(category));
+
+static cl::opt<int64_t> checkNumel("numel", cl::desc("elements per tensor"),
+                                   cl::init(4099), cl::sub(checkCommand),
+                                   cl::cat(category));
+static cl::opt<int> steps("steps", cl::desc("update steps to run"),
+                          cl::init(3), cl::sub(checkCommand), cl::cat(category));
+static cl::opt<double>
+    tolerance("tolerance",
+              cl::desc("largest relative error that passes (default: 1e-6, "
+                       "or 1e-2 with 16-bit storage)"),
+              cl::init(0), cl::sub(checkCommand), cl::cat(category));
+static cl::opt<uint64_t> seed("seed", cl::desc("random seed"), cl::init(42),
+                              cl::sub(checkCommand), cl::cat(category));
+
+static cl::opt<int64_t> benchNumel("numel", cl::desc("elements per tensor"),
+                                   cl::init(int64_t(1) << 28),
+                                   cl::sub(benchCommand), cl::cat(category));
+static cl::opt<int> iterations("iterations", cl::desc("timed launches"),
+                               cl::init(30), cl::sub(benchCommand),
+                               cl::cat(category));
+static cl::opt<int> warmup("warmup", cl::desc("untimed launches first"),
+                           cl::init(5), cl::sub(benchCommand),
+                           cl::cat(category));
+
+/// Fills the shared options, or reports what is wrong with them.
+static Expected<CommonOptions> collectCommonOptions() {
+  CommonOptions options;
+  options.input = input;
+  auto parse = [](StringRef option, StringRef value) -> Expected<DType> {
+    if (std::optional<DType> dtype = parseDType(value.str());
+        dtype && *dtype != DType::pred)
+      return *dtype;
+    return createStringError("unknown dtype '" + value + "' for --" + option +
+                             "; expected f32, bf16 or f16");
+  };
+  Expected<DType> param = parse("param-dtype", paramDType);
+  if (!param)
+    return param.takeError();
+  Expected<DType> grad =
+      parse("grad-dtype", gradDType.empty() ? paramDType : gradDType);
+  if (!grad)
+    return grad.takeError();
+  Expected<DType> state = parse("state-dtype", stateDType);
+  if (!state)
+    return state.takeError();
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+    return createStringError("--alignment must be a power of two, got " +
+                             Twine(alignment.getValue()));
+  options.spec.paramDType = *param;
+  options.spec.gradDType = *grad;
+  options.spec.stateDType = *state;
+  options.spec.alignment = alignment;
+  options.pipeline.fuse = !noFusion;
+  options.pipeline.maxGroupSize = maxGroupSize;
+  options.arch = arch;
+  return options;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "kfuse: fused kernels from IR\n");
+
+  Expected<CommonOptions> options = collectCommonOptions();
+  if (!options)
+    return reportError(options.takeError());
+  if (compileCommand) {
+    options->spec.numel = compileNumel;
+    return runCompile(*options, emit, output, stats);
+  }
+  if (checkCommand)
+    return runCheck(*options, checkNumel, steps, tolerance, seed);
+  if (benchCommand)
+    return runBench(*options, benchNumel, iterations, warmup);
+  WithColor::error(errs(), "kfuse")
+      << "expected a subcommand: compile, check or bench (see --help)\n";
+  return 1;
+}
