@@ -9,10 +9,18 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kfuse_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "unit"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "unit", "Inputs"]
 
 config.substitutions.append(("%library", os.path.join(config.kfuse_src_root, "library")))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["kfuse-opt", "kfuse"], [config.kfuse_tools_dir])
 llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_tools_dir])
+
+# GPU-dependent expectations: a machine with a loadable CUDA driver is "gpu".
+import ctypes
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("gpu")
+except OSError:
+    config.available_features.add("no-gpu")

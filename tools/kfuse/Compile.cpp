@@ -7,6 +7,7 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/Nvrtc.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"

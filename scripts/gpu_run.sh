@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The one script run on the GPU machine. It builds nothing: the build dir
+# (default build/, or $KFUSE_BUILD) travels with the working tree.
+#   bash scripts/gpu_run.sh
+# Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
+# gtest.json, test_gpu.json, kfuse_bench.json, bench_adamw.json.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${KFUSE_BUILD:-build}
+OUT=${OUT:-$ROOT/gpu-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+export KFUSE_LIBRARY=$ROOT/$BUILD/lib/libkfuse.so
+# NVRTC comes from the CUDA toolkit there; $BUILD/lib may hold bundled libs.
+export LD_LIBRARY_PATH=$ROOT/$BUILD/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+LOG=$OUT/gpu_run.log
+: >"$LOG"
+FAILURES=()
+
+step() { echo; echo "=== $* ===" | tee -a "$LOG"; }
+run() {
+  # Runs a command, logs it, records a failure without stopping.
+  echo "+ $*" >>"$LOG"
+  "$@" 2>&1 | tee -a "$LOG"
+  local rc=$?
+  if [ $rc -ne 0 ]; then FAILURES+=("$* (exit $rc)"); fi
+  return $rc
+}
+
+step "machine"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))'
+  echo "commit: ${KFUSE_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+  ldd "$KFUSE_LIBRARY"; } 2>&1 | tee -a "$LOG"
+if ldd "$KFUSE_LIBRARY" | grep -q "not found"; then
+  FAILURES+=("libkfuse.so has unresolved libraries")
+fi
+
+UNIT=$BUILD/test/unit/KFuseUnitTests
+if [ -x "$UNIT" ]; then
+  step "unit tests (GPU present: driver tests run, no-GPU tests skip)"
+  run "$UNIT" --gtest_output=json:"$OUT/gtest.json" --gtest_brief=1
+fi
+
+KFUSE=$BUILD/bin/kfuse
+if [ -x "$KFUSE" ]; then
+  step "kfuse check"
+  for f in library/optim/*.mlir; do
+    run "$KFUSE" check "$f"
+    run "$KFUSE" check "$f" --param-dtype=bf16 --state-dtype=f32
+    run "$KFUSE" check "$f" --no-fusion --numel=1000003
+  done
+  step "kfuse bench"
+  : >"$OUT/kfuse_bench.json"
+  for f in library/optim/*.mlir; do
+    for dt in f32 bf16; do
+      echo "+ $KFUSE bench $f --param-dtype=$dt" >>"$LOG"
+      if "$KFUSE" bench "$f" --param-dtype=$dt --state-dtype=f32 \
+          >>"$OUT/kfuse_bench.json" 2>>"$LOG"; then
+        tail -n 1 "$OUT/kfuse_bench.json" | tee -a "$LOG"
+      else
+        FAILURES+=("kfuse bench $f $dt")
+      fi
+    done
+  done
+fi
+
+step "python GPU tests"
+run python3 bench/test_gpu.py --json "$OUT/test_gpu.json"
+
+step "AdamW benchmark"
+run python3 bench/bench_adamw.py --out "$OUT"
+
+step "summary"
+if [ ${#FAILURES[@]} -eq 0 ]; then
+  echo "all steps passed" | tee -a "$LOG"
+  exit 0
+fi
+printf 'FAILED: %s\n' "${FAILURES[@]}" | tee -a "$LOG"
+exit 1

@@ -1,0 +1,3 @@
+func.func @plain(%x: f32) {
+  return
+}
