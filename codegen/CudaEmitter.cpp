@@ -1,0 +1,720 @@
+//===- CudaEmitter.cpp - CUDA C++ for fused updates ----------------------===//
+//
+// Each kfuse.fused op becomes one grid-stride kernel. Its body becomes a
+// __forceinline__ element function called from two loops: a vector loop in
+// which each thread moves `vector_width` consecutive elements of every tensor
+// with whole-struct (16-byte) loads and stores, and a scalar tail loop for
+// the last numel % vector_width elements. Body ops that depend only on
+// scalars (bias corrections, powf) are hoisted to the kernel's start and
+// reach the element function through a per-kernel uniform struct.
+//
+// Unfused plans chain kernels through temporaries. Since every read of an
+// update argument sees its value before the step, a kernel must not store an
+// argument that a later kernel still reads: such a store goes to a temporary
+// that the last reader of the argument copies into it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CudaEmitter.h"
+#include "codegen/CudaOps.h"
+#include "codegen/CudaPrelude.h"
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <fmt/format.h>
+
+using namespace mlir;
+
+namespace kfuse {
+namespace {
+
+constexpr unsigned kBlockSize = 256;
+constexpr unsigned kMaxVectorBytes = 16;
+
+/// The storage dtype of a tensor element type, if it has one.
+std::optional<DType> getStorageDType(Type type) {
+  if (type.isF32())
+    return DType::f32;
+  if (type.isBF16())
+    return DType::bf16;
+  if (type.isF16())
+    return DType::f16;
+  if (type.isInteger(1))
+    return DType::pred;
+  return std::nullopt;
+}
+
+/// The C++ type elements of `dtype` are stored as.
+const char *getStorageCType(DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return "float";
+  case DType::bf16:
+  case DType::f16:
+    return "unsigned short";
+  case DType::pred:
+    return "unsigned char";
+  }
+  return "?";
+}
+
+ArgRole toArgRole(Role role) {
+  switch (role) {
+  case Role::param:
+    return ArgRole::param;
+  case Role::grad:
+    return ArgRole::grad;
+  case Role::state:
+    return ArgRole::state;
+  case Role::hyper:
+    return ArgRole::hyper;
+  }
+  return ArgRole::hyper;
+}
+
+/// Elements of a tensor type; -1 when a dimension is dynamic.
+int64_t getNumElements(RankedTensorType type) {
+  return type.hasStaticShape() ? type.getNumElements() : -1;
+}
+
+/// `text` with every character that cannot be in a C++ identifier replaced.
+std::string sanitizeIdentifier(StringRef text) {
+  std::string name;
+  for (char c : text)
+    name += llvm::isAlnum(c) ? c : '_';
+  if (name.empty() || llvm::isDigit(name.front()) || name.front() == '_')
+    name = "a_" + name;
+  return name;
+}
+
+/// Identifiers of one kernel: valid C++, unique, and clear of keywords and
+/// of the names the kernel template and the prelude use.
+class NameTable {
+public:
+  NameTable() {
+    for (const char *reserved :
+         {"u",       "n",        "i",         "j",        "count",
+          "tid",     "stride",   "vectors",   "auto",     "bool",
+          "break",   "case",     "char",      "const",    "continue",
+          "default", "delete",   "do",        "double",   "else",
+          "enum",    "extern",   "false",     "float",    "for",
+          "goto",    "if",       "inline",    "int",      "long",
+          "new",     "operator", "private",   "public",   "register",
+          "return",  "short",    "signed",    "sizeof",   "static",
+          "struct",  "switch",   "template",  "this",     "true",
+          "typedef", "union",    "unsigned",  "void",     "volatile",
+          "while",   "class",    "namespace", "using",    "asm",
+          "alignas", "restrict", "threadIdx", "blockIdx", "blockDim",
+          "gridDim", "warpSize", "fmodf",     "fmaxf",    "fminf",
+          "sqrtf",   "powf",     "expf",      "logf",     "fabsf",
+          "tanhf",   "fmaf",     "copysignf"})
+      used.insert(reserved);
+  }
+
+  /// A fresh identifier like `base`. Names from the user (`fromUser`) stay
+  /// clear of the `kfuse` prefix of generated names.
+  std::string unique(StringRef base, bool fromUser = false) {
+    std::string name = sanitizeIdentifier(base);
+    if (fromUser && StringRef(name).starts_with("kfuse"))
+      name = "a_" + name;
+    while (!used.insert(name).second)
+      name += "_";
+    return name;
+  }
+
+private:
+  llvm::StringSet<> used;
+};
+
+/// One parameter of a kernel being built, with its names in the source.
+struct Slot {
+  KernelParam param;
+  Type elementType; // tensor element type, or the scalar's type
+  std::string name; // the kernel parameter
+  std::string in;   // the element function's input
+  std::string out;  // the element function's output
+};
+
+/// A store of the element function: `value` of the body, or the input of
+/// slot `copyFrom` (a deferred write), into written slot `slot`.
+struct Store {
+  unsigned slot;
+  Value value;
+  std::optional<unsigned> copyFrom;
+};
+
+class UpdateEmitter {
+public:
+  explicit UpdateEmitter(func::FuncOp update) : update(update) {}
+  FailureOr<KernelPlan> emit();
+
+private:
+  LogicalResult readAttributes();
+  LogicalResult collectArgs();
+  LogicalResult collectOps();
+  LogicalResult planStores();
+  LogicalResult emitKernel(unsigned index, std::string &out);
+  std::string getVectorType(DType dtype, unsigned alignment);
+
+  func::FuncOp update;
+  KernelPlan plan;
+  unsigned vectorWidth = 1;
+  unsigned indexBits = 64;
+  SmallVector<FusedOp> fusedOps;
+  DenseMap<Operation *, unsigned> kernelOf;
+  SmallVector<WriteOp> writes;
+  /// Function arguments the producing kernel of a result stores it to.
+  DenseMap<Value, SmallVector<BlockArgument, 1>> directTargets;
+  /// Results kept in a temporary, with its index.
+  DenseMap<Value, unsigned> temporaryOf;
+  /// Per kernel, the (result, argument) writes it performs as a copy from
+  /// the result's temporary, being the argument's last reader.
+  std::vector<SmallVector<std::pair<Value, BlockArgument>>> deferredCopies;
+  llvm::StringSet<> vectorTypeNames;
+  std::string vectorTypeDefs;
+};
+
+LogicalResult UpdateEmitter::readAttributes() {
+  auto readInt = [&](StringRef name, unsigned &value) -> LogicalResult {
+    Attribute attr = update->getAttr(name);
+    if (!attr)
+      return success();
+    auto integer = dyn_cast<IntegerAttr>(attr);
+    if (!integer || integer.getValue().isNegative() ||
+        !llvm::isPowerOf2_64(integer.getValue().getZExtValue()))
+      return update.emitOpError()
+             << "attribute '" << name << "' must be a power-of-two integer, "
+             << "got " << attr;
+    value = integer.getValue().getZExtValue();
+    return success();
+  };
+  if (failed(readInt(KFuseDialect::kVectorWidthAttrName, vectorWidth)) ||
+      failed(readInt(KFuseDialect::kIndexBitsAttrName, indexBits)) ||
+      failed(readInt(KFuseDialect::kAlignmentAttrName, plan.alignment)))
+    return failure();
+  if (vectorWidth > 16)
+    return update.emitOpError() << "vector width " << vectorWidth
+                                << " is larger than the supported 16";
+  if (indexBits != 32 && indexBits != 64)
+    return update.emitOpError()
+           << "index bits " << indexBits << " must be 32 or 64";
+  return success();
+}
+
+LogicalResult UpdateEmitter::collectArgs() {
+  std::optional<unsigned> minElementSize;
+  for (BlockArgument arg : update.getArguments()) {
+    unsigned index = arg.getArgNumber();
+    std::string name = getArgName(update, index);
+    std::optional<Role> role = getArgRole(update, index);
+    if (!role)
+      return update.emitOpError()
+             << "argument #" << index << " '" << name << "' has no kfuse.role";
+    ArgInfo info{name, toArgRole(*role), DType::f32,
+                 getArgDefault(update, index)};
+    if (auto tensor = dyn_cast<RankedTensorType>(arg.getType())) {
+      std::optional<DType> dtype = getStorageDType(tensor.getElementType());
+      if (*role == Role::hyper || !dtype || *dtype == DType::pred)
+        return update.emitOpError()
+               << "argument #" << index << " '" << name << "' of type "
+               << tensor << " is not supported; tensors must be param, grad "
+               << "or state of f32, bf16 or f16";
+      info.dtype = *dtype;
+      unsigned size = dtypeSize(*dtype);
+      minElementSize = std::min(minElementSize.value_or(size), size);
+    } else if (*role != Role::hyper || !arg.getType().isF32()) {
+      return update.emitOpError()
+             << "argument #" << index << " '" << name << "' of type "
+             << arg.getType() << " is not supported; scalars must be f32 "
+             << "hyperparameters";
+    }
+    plan.args.push_back(std::move(info));
+  }
+  if (!update->hasAttr(KFuseDialect::kAlignmentAttrName))
+    plan.alignment = minElementSize.value_or(4);
+  return success();
+}
+
+LogicalResult UpdateEmitter::collectOps() {
+  if (!llvm::hasSingleElement(update.getBody()))
+    return update.emitOpError() << "must have a single block";
+  auto checkShape = [&](Operation *op, Type type) -> LogicalResult {
+    auto tensor = cast<RankedTensorType>(type);
+    int64_t numel = getNumElements(tensor);
+    if (plan.numel == -2 || numel == -1 || plan.numel == -1) {
+      plan.numel = plan.numel == -2 ? numel : -1;
+      return success();
+    }
+    if (numel != plan.numel)
+      return op->emitOpError() << "tensor type " << tensor << " has " << numel
+                               << " elements but the update has " << plan.numel;
+    return success();
+  };
+  plan.numel = -2; // not seen yet
+  for (BlockArgument arg : update.getArguments())
+    if (isa<RankedTensorType>(arg.getType()) &&
+        failed(checkShape(update, arg.getType())))
+      return failure();
+
+  for (Operation &op : update.getBody().front()) {
+    if (auto fused = dyn_cast<FusedOp>(op)) {
+      for (Type type : fused.getResultTypes())
+        if (failed(checkShape(fused, type)))
+          return failure();
+      kernelOf[fused] = fusedOps.size();
+      fusedOps.push_back(fused);
+      continue;
+    }
+    if (auto write = dyn_cast<WriteOp>(op)) {
+      writes.push_back(write);
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (ret.getNumOperands() != 0)
+        return ret.emitOpError() << "returns values; an update returns none";
+      continue;
+    }
+    // Scalar constants may remain outside when canonicalization hoisted
+    // them; they become literals in the kernels that take them.
+    if (auto constant = dyn_cast<arith::ConstantOp>(op);
+        constant && getCudaScalarType(constant.getType()))
+      continue;
+    return op.emitOpError()
+           << "outside kfuse.fused cannot be emitted as CUDA; only "
+           << "kfuse.fused, kfuse.write and scalar constants may remain at "
+           << "the top level (run kfuse-fuse-elementwise first)";
+  }
+  if (plan.numel == -2)
+    plan.numel = -1;
+  if (indexBits == 32 && plan.numel > int64_t(INT32_MAX))
+    return update.emitOpError()
+           << plan.numel << " elements need 64-bit indexing, not 32";
+  return success();
+}
+
+LogicalResult UpdateEmitter::planStores() {
+  // The last kernel that reads each argument.
+  DenseMap<Value, unsigned> lastReader;
+  for (auto [index, fused] : llvm::enumerate(fusedOps))
+    for (Value input : fused.getInputs())
+      if (isa<BlockArgument>(input))
+        lastReader[input] = index;
+
+  deferredCopies.resize(fusedOps.size());
+  SetVector<Value> needsTemporary;
+  DenseSet<Value> writtenArgs;
+  for (WriteOp write : writes) {
+    Value value = write.getValue();
+    auto producer = value.getDefiningOp<FusedOp>();
+    if (!producer)
+      return write.emitOpError()
+             << "writes a value not produced by a kfuse.fused op";
+    BlockArgument target = getWriteTarget(write);
+    if (!writtenArgs.insert(target).second)
+      return write.emitOpError()
+             << "writes argument '" << getArgName(update, target.getArgNumber())
+             << "' a second time";
+    unsigned producerIndex = kernelOf.lookup(producer);
+    auto reader = lastReader.find(target);
+    if (reader != lastReader.end() && reader->second > producerIndex) {
+      needsTemporary.insert(value);
+      deferredCopies[reader->second].push_back({value, target});
+    } else {
+      directTargets[value].push_back(target);
+    }
+  }
+  for (FusedOp fused : fusedOps)
+    for (Value input : fused.getInputs())
+      if (auto producer = input.getDefiningOp<FusedOp>())
+        needsTemporary.insert(input);
+
+  // Number temporaries in program order.
+  for (FusedOp fused : fusedOps)
+    for (Value result : fused.getResults()) {
+      if (!needsTemporary.contains(result))
+        continue;
+      Type element = cast<RankedTensorType>(result.getType()).getElementType();
+      std::optional<DType> dtype = getStorageDType(element);
+      if (!dtype)
+        return fused.emitOpError()
+               << "result #" << cast<OpResult>(result).getResultNumber()
+               << " of element type " << element
+               << " cannot be kept in a temporary; use f32, bf16, f16 or i1";
+      temporaryOf[result] = plan.temporaries.size();
+      plan.temporaries.push_back(*dtype);
+    }
+  return success();
+}
+
+std::string UpdateEmitter::getVectorType(DType dtype, unsigned alignment) {
+  unsigned natural = std::min(vectorWidth * dtypeSize(dtype), kMaxVectorBytes);
+  alignment = std::min(alignment, natural);
+  std::string name = fmt::format("kfuse_{}x{}", dtypeName(dtype), vectorWidth);
+  if (alignment != natural)
+    name += fmt::format("_a{}", alignment);
+  if (vectorTypeNames.insert(name).second)
+    vectorTypeDefs +=
+        fmt::format("struct alignas({}) {} {{\n  {} v[{}];\n}};\n", alignment,
+                    name, getStorageCType(dtype), vectorWidth);
+  return name;
+}
+
+LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
+  FusedOp fused = fusedOps[index];
+  Block &body = fused.getBody().front();
+  NameTable names;
+  std::string kernelName = names.unique(fmt::format(
+      "kfuse_{}_{}", sanitizeIdentifier(update.getSymName()), index));
+
+  // Parameters, deduplicated by the value they stand for.
+  std::vector<Slot> slots;
+  DenseMap<Value, unsigned> slotOf;
+  auto getSlot = [&](Value value, KernelParam::Kind kind) -> Slot & {
+    auto [it, inserted] = slotOf.try_emplace(value, slots.size());
+    if (!inserted)
+      return slots[it->second];
+    Slot slot;
+    slot.param.kind = kind;
+    if (kind == KernelParam::Kind::Temporary) {
+      slot.param.index = temporaryOf.lookup(value);
+      slot.name = names.unique(fmt::format("tmp{}", slot.param.index));
+    } else {
+      slot.param.index = cast<BlockArgument>(value).getArgNumber();
+      slot.name =
+          names.unique(getArgName(update, slot.param.index), /*fromUser=*/true);
+    }
+    slot.elementType = getElementTypeOrSelf(value.getType());
+    slot.param.dtype = kind == KernelParam::Kind::Scalar
+                           ? DType::f32
+                           : *getStorageDType(slot.elementType);
+    slots.push_back(std::move(slot));
+    return slots.back();
+  };
+
+  // How body values are spelled: literals anywhere; uniform values by name
+  // in the prologue and as `u.<name>` in the element function; varying
+  // values by name in the element function.
+  DenseMap<Value, std::string> literals, uniformNames, varyingNames;
+  SetVector<Value> uniformFields;
+  auto prologueExpr = [&](Value value) -> std::string {
+    auto it = literals.find(value);
+    return it != literals.end() ? it->second : uniformNames.lookup(value);
+  };
+  auto isUniform = [&](Value value) {
+    return literals.count(value) || uniformNames.count(value);
+  };
+  auto bodyExpr = [&](Value value) -> std::string {
+    if (auto it = literals.find(value); it != literals.end())
+      return it->second;
+    if (auto it = uniformNames.find(value); it != uniformNames.end()) {
+      uniformFields.insert(value);
+      return "u." + it->second;
+    }
+    return varyingNames.lookup(value);
+  };
+
+  // Element inputs, named once the element function's parameters are.
+  SmallVector<std::pair<Value, unsigned>> elementInputs;
+  for (auto [position, input] : llvm::enumerate(fused.getInputs())) {
+    BlockArgument element = body.getArgument(position);
+    if (auto arg = dyn_cast<BlockArgument>(input);
+        arg && arg.getOwner()->getParentOp() == update) {
+      if (isa<RankedTensorType>(arg.getType())) {
+        getSlot(arg, KernelParam::Kind::Tensor).param.read = true;
+        elementInputs.push_back({element, slotOf.lookup(arg)});
+      } else {
+        Slot &slot = getSlot(arg, KernelParam::Kind::Scalar);
+        slot.param.read = true;
+        uniformNames[element] = slot.name;
+      }
+      continue;
+    }
+    if (input.getDefiningOp<FusedOp>()) {
+      getSlot(input, KernelParam::Kind::Temporary).param.read = true;
+      elementInputs.push_back({element, slotOf.lookup(input)});
+      continue;
+    }
+    if (auto constant = input.getDefiningOp<arith::ConstantOp>()) {
+      FailureOr<std::string> literal = emitOpExpression(constant, {});
+      if (failed(literal))
+        return failure();
+      literals[element] = *literal;
+      continue;
+    }
+    return fused.emitOpError()
+           << "input #" << position << " is neither an update argument, a "
+           << "scalar constant nor the result of an earlier kfuse.fused op";
+  }
+
+  std::vector<Store> stores;
+  YieldOp yield = fused.getYield();
+  for (auto [position, result] : llvm::enumerate(fused.getResults())) {
+    Value yielded = yield.getValues()[position];
+    for (BlockArgument target : directTargets.lookup(result)) {
+      Slot &slot = getSlot(target, KernelParam::Kind::Tensor);
+      slot.param.written = true;
+      stores.push_back({slotOf.lookup(target), yielded, std::nullopt});
+    }
+    if (temporaryOf.count(result)) {
+      Slot &slot = getSlot(result, KernelParam::Kind::Temporary);
+      slot.param.written = true;
+      stores.push_back({slotOf.lookup(result), yielded, std::nullopt});
+    }
+  }
+  for (auto [result, target] : deferredCopies[index]) {
+    getSlot(result, KernelParam::Kind::Temporary).param.read = true;
+    getSlot(target, KernelParam::Kind::Tensor).param.written = true;
+    stores.push_back({slotOf.lookup(target), Value(), slotOf.lookup(result)});
+  }
+  for (Slot &slot : slots) {
+    if (slot.param.kind == KernelParam::Kind::Scalar)
+      continue;
+    if (slot.param.read)
+      slot.in = names.unique(slot.name + "_in");
+    if (slot.param.written)
+      slot.out = names.unique(slot.name + "_out");
+  }
+  for (auto [element, slot] : elementInputs)
+    varyingNames[element] = slots[slot].in;
+
+  // Body ops: uniform ones to the prologue, the others to the element
+  // function.
+  std::string prologue, elementBody;
+  unsigned nextValue = 0;
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() != 0 || op.getNumResults() != 1)
+      return op.emitOpError()
+             << "is not supported in a fused body by the CUDA code generator";
+    bool uniform = llvm::all_of(op.getOperands(), isUniform);
+    SmallVector<std::string> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(uniform ? prologueExpr(operand) : bodyExpr(operand));
+    FailureOr<std::string> expr = emitOpExpression(&op, operands);
+    if (failed(expr))
+      return failure();
+    Value result = op.getResult(0);
+    if (isa<arith::ConstantOp>(op)) {
+      literals[result] = *expr;
+      continue;
+    }
+    std::string name = names.unique(fmt::format("v{}", nextValue++));
+    std::string line =
+        fmt::format("  const {} {} = {};\n",
+                    getCudaScalarType(result.getType())->str(), name, *expr);
+    if (uniform) {
+      uniformNames[result] = name;
+      prologue += line;
+    } else {
+      varyingNames[result] = name;
+      elementBody += line;
+    }
+  }
+  for (const Store &store : stores) {
+    std::string value =
+        store.copyFrom ? slots[*store.copyFrom].in : bodyExpr(store.value);
+    elementBody += fmt::format("  {} = {};\n", slots[store.slot].out, value);
+  }
+
+  // The uniform struct, the element function and the kernel.
+  KernelInfo info;
+  info.name = kernelName;
+  info.location = formatLocation(fused.getLoc());
+  info.vectorWidth = vectorWidth;
+  info.indexBits = indexBits;
+  info.blockSize = kBlockSize;
+  info.numBodyOps = fused.getNumBodyOps();
+  for (const Slot &slot : slots)
+    info.params.push_back(slot.param);
+
+  std::string uniformsType = names.unique(kernelName + "_uniforms");
+  std::string elementFunction = names.unique(kernelName + "_element");
+  out += fmt::format("// Kernel {} of @{}, from {}: {} body ops.\n", index,
+                     update.getSymName().str(), info.location, info.numBodyOps);
+  out += fmt::format("struct {} {{\n", uniformsType);
+  for (Value field : uniformFields)
+    out += fmt::format("  {} {};\n", getCudaScalarType(field.getType())->str(),
+                       uniformNames.lookup(field));
+  out += "};\n\n";
+
+  SmallVector<std::string> elementParams{
+      fmt::format("const {} &u", uniformsType)};
+  for (const Slot &slot : slots)
+    if (slot.param.kind != KernelParam::Kind::Scalar && slot.param.read)
+      elementParams.push_back(fmt::format(
+          "{} {}", getCudaScalarType(slot.elementType)->str(), slot.in));
+  for (const Slot &slot : slots)
+    if (slot.param.written)
+      elementParams.push_back(
+          fmt::format("{} &{}", getStorageCType(slot.param.dtype), slot.out));
+  out += fmt::format("static __device__ __forceinline__ void\n{}({}) {{\n{}}}"
+                     "\n\n",
+                     elementFunction, llvm::join(elementParams, ", "),
+                     elementBody);
+
+  bool dynamic = plan.numel < 0;
+  SmallVector<std::string> kernelParams;
+  for (const Slot &slot : slots) {
+    if (slot.param.kind == KernelParam::Kind::Scalar) {
+      kernelParams.push_back("float " + slot.name);
+      continue;
+    }
+    kernelParams.push_back(
+        fmt::format("{}{} *__restrict__ {}", slot.param.written ? "" : "const ",
+                    getStorageCType(slot.param.dtype), slot.name));
+  }
+  if (dynamic)
+    kernelParams.push_back("long long n");
+  out += fmt::format("extern \"C\" __global__ void __launch_bounds__({})\n"
+                     "{}({}) {{\n",
+                     kBlockSize, kernelName, llvm::join(kernelParams, ", "));
+  if (!prologue.empty())
+    out += "  // Uniform values, once per thread.\n" + prologue;
+  SmallVector<std::string> fieldInits;
+  for (Value field : uniformFields)
+    fieldInits.push_back(uniformNames.lookup(field));
+  out += fmt::format("  const {} u = {{{}}};\n", uniformsType,
+                     llvm::join(fieldInits, ", "));
+
+  const char *indexType =
+      indexBits == 32 ? "unsigned int" : "unsigned long long";
+  const char *suffix = indexBits == 32 ? "u" : "ull";
+  if (dynamic)
+    out += fmt::format("  const {0} count = ({0})n;\n", indexType);
+  else
+    out += fmt::format("  const {} count = {}{};\n", indexType, plan.numel,
+                       suffix);
+  out += fmt::format("  const {0} tid = ({0})blockIdx.x * blockDim.x + "
+                     "threadIdx.x;\n"
+                     "  const {0} stride = ({0})gridDim.x * blockDim.x;\n",
+                     indexType);
+
+  auto callElement = [&](function_ref<std::string(const Slot &)> input,
+                         function_ref<std::string(const Slot &)> output) {
+    SmallVector<std::string> args{"u"};
+    for (const Slot &slot : slots)
+      if (slot.param.kind != KernelParam::Kind::Scalar && slot.param.read)
+        args.push_back(input(slot));
+    for (const Slot &slot : slots)
+      if (slot.param.written)
+        args.push_back(output(slot));
+    return fmt::format("{}({})", elementFunction, llvm::join(args, ", "));
+  };
+
+  bool hasVectorLoop =
+      vectorWidth > 1 && (dynamic || plan.numel >= vectorWidth);
+  bool hasTail = vectorWidth == 1 || dynamic || plan.numel % vectorWidth != 0;
+  std::string tailStart = "tid";
+  if (hasVectorLoop) {
+    out += fmt::format("  const {} vectors = count / {}{};\n", indexType,
+                       vectorWidth, suffix);
+    out += fmt::format("  for ({} i = tid; i < vectors; i += stride) {{\n",
+                       indexType);
+    DenseMap<unsigned, std::string> vectorType, vectorIn, vectorOut;
+    for (auto [position, slot] : llvm::enumerate(slots)) {
+      if (slot.param.kind == KernelParam::Kind::Scalar)
+        continue;
+      // Temporaries are allocated by the runtime with full alignment.
+      unsigned alignment =
+          slot.param.kind == KernelParam::Kind::Temporary
+              ? kMaxVectorBytes
+              : std::max(plan.alignment, dtypeSize(slot.param.dtype));
+      vectorType[position] = getVectorType(slot.param.dtype, alignment);
+      if (slot.param.read) {
+        vectorIn[position] = names.unique(slot.name + "_v");
+        out += fmt::format(
+            "    const {0} {1} = reinterpret_cast<const {0} *>({2})[i];\n",
+            vectorType[position], vectorIn[position], slot.name);
+      }
+    }
+    for (auto [position, slot] : llvm::enumerate(slots))
+      if (slot.param.written) {
+        vectorOut[position] = names.unique(slot.name + "_w");
+        out += fmt::format("    {} {};\n", vectorType[position],
+                           vectorOut[position]);
+      }
+    auto slotIndex = [&](const Slot &slot) { return &slot - slots.data(); };
+    out += fmt::format("#pragma unroll\n"
+                       "    for (int j = 0; j < {}; ++j)\n      {};\n",
+                       vectorWidth,
+                       callElement(
+                           [&](const Slot &slot) {
+                             return vectorIn.lookup(slotIndex(slot)) + ".v[j]";
+                           },
+                           [&](const Slot &slot) {
+                             return vectorOut.lookup(slotIndex(slot)) + ".v[j]";
+                           }));
+    for (auto [position, slot] : llvm::enumerate(slots))
+      if (slot.param.written)
+        out += fmt::format("    reinterpret_cast<{} *>({})[i] = {};\n",
+                           vectorType.lookup(position), slot.name,
+                           vectorOut.lookup(position));
+    out += "  }\n";
+    tailStart = fmt::format("vectors * {}{} + tid", vectorWidth, suffix);
+  }
+  if (hasTail) {
+    if (hasVectorLoop)
+      out += fmt::format("  // The last count % {} elements.\n", vectorWidth);
+    out += fmt::format("  for ({} i = {}; i < count; i += stride) {{\n",
+                       indexType, tailStart);
+    DenseMap<unsigned, std::string> scalarOut;
+    for (auto [position, slot] : llvm::enumerate(slots))
+      if (slot.param.written) {
+        scalarOut[position] = names.unique(slot.name + "_o");
+        out += fmt::format("    {} {};\n", getStorageCType(slot.param.dtype),
+                           scalarOut[position]);
+      }
+    out += fmt::format(
+        "    {};\n",
+        callElement([](const Slot &slot) { return slot.name + "[i]"; },
+                    [&](const Slot &slot) {
+                      return scalarOut.lookup(&slot - slots.data());
+                    }));
+    for (auto [position, slot] : llvm::enumerate(slots))
+      if (slot.param.written)
+        out += fmt::format("    {}[i] = {};\n", slot.name,
+                           scalarOut.lookup(position));
+    out += "  }\n";
+  }
+  out += "}\n";
+  plan.kernels.push_back(std::move(info));
+  return success();
+}
+
+FailureOr<KernelPlan> UpdateEmitter::emit() {
+  plan.updateName = update.getSymName().str();
+  if (failed(readAttributes()) || failed(collectArgs()) ||
+      failed(collectOps()) || failed(planStores()))
+    return failure();
+  std::string kernels;
+  for (unsigned index = 0; index < fusedOps.size(); ++index) {
+    if (index)
+      kernels += "\n";
+    if (failed(emitKernel(index, kernels)))
+      return failure();
+  }
+  plan.source = fmt::format(
+      "// Generated by kfuse from @{}: {} kernel(s), vector width {}, "
+      "{}-bit indexing, {}.\n"
+      "// Self-contained: compiles with NVRTC without headers.\n\n"
+      "{}\n{}{}{}",
+      plan.updateName, plan.kernels.size(), vectorWidth, indexBits,
+      plan.numel < 0 ? std::string("dynamic numel")
+                     : fmt::format("numel {}", plan.numel),
+      getCudaPrelude().str(), vectorTypeDefs,
+      vectorTypeDefs.empty() ? "" : "\n", kernels);
+  return std::move(plan);
+}
+
+} // namespace
+
+FailureOr<KernelPlan> emitCuda(func::FuncOp update) {
+  return UpdateEmitter(update).emit();
+}
+
+} // namespace kfuse

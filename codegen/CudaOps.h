@@ -1,0 +1,31 @@
+//===- CudaOps.h - CUDA C++ expressions for scalar body ops -----*- C++ -*-===//
+
+#ifndef KFUSE_CODEGEN_CUDAOPS_H
+#define KFUSE_CODEGEN_CUDAOPS_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/APFloat.h"
+
+#include <optional>
+#include <string>
+
+namespace kfuse {
+
+/// The C++ type a scalar of `type` has in generated code: `float` for f32,
+/// the 16-bit pattern for bf16 and f16, `bool` for i1; none otherwise.
+std::optional<llvm::StringRef> getCudaScalarType(mlir::Type type);
+
+/// A C++ literal that denotes exactly `value` (an f32, bf16 or f16 value);
+/// f32 infinities and NaNs are spelled through their bits.
+std::string formatFloatLiteral(const llvm::APFloat &value);
+
+/// The C++ expression computing the single result of the scalar body op
+/// `op` from the expressions of its operands. Fails with a diagnostic at
+/// `op` for an op or a type the code generator cannot emit.
+mlir::FailureOr<std::string>
+emitOpExpression(mlir::Operation *op, llvm::ArrayRef<std::string> operands);
+
+} // namespace kfuse
+
+#endif // KFUSE_CODEGEN_CUDAOPS_H

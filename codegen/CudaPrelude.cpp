@@ -1,0 +1,65 @@
+//===- CudaPrelude.cpp - fixed device helpers of generated CUDA ----------===//
+//
+// bf16 and f16 travel as their 16-bit patterns in `unsigned short`, so the
+// source needs neither cuda_bf16.h nor cuda_fp16.h and NVRTC compiles it
+// without any include path.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CudaPrelude.h"
+
+namespace kfuse {
+
+static constexpr llvm::StringLiteral kPrelude = R"cuda(
+// bf16 -> f32 is exact: the bf16 bits are the high half of the f32.
+static __device__ __forceinline__ float kfuse_bf16_to_f32(unsigned short x) {
+  return __uint_as_float((unsigned int)x << 16);
+}
+
+// f32 -> bf16, rounding to nearest even; a NaN stays a (quiet) NaN.
+static __device__ __forceinline__ unsigned short kfuse_f32_to_bf16(float f) {
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return (unsigned short)((u >> 16) | 0x0040u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (unsigned short)(u >> 16);
+}
+
+static __device__ __forceinline__ float kfuse_f16_to_f32(unsigned short x) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
+  return f;
+}
+
+// f32 -> f16, rounding to nearest even.
+static __device__ __forceinline__ unsigned short kfuse_f32_to_f16(float f) {
+  unsigned short x;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(x) : "f"(f));
+  return x;
+}
+
+// arith.maximumf / arith.minimumf: a NaN operand gives NaN, -0 < +0.
+static __device__ __forceinline__ float kfuse_maximumf(float a, float b) {
+  if (a != a)
+    return a;
+  if (b != b)
+    return b;
+  if (a == b)
+    return __float_as_int(a) < 0 ? b : a;
+  return a > b ? a : b;
+}
+
+static __device__ __forceinline__ float kfuse_minimumf(float a, float b) {
+  if (a != a)
+    return a;
+  if (b != b)
+    return b;
+  if (a == b)
+    return __float_as_int(a) < 0 ? a : b;
+  return a < b ? a : b;
+}
+)cuda";
+
+llvm::StringRef getCudaPrelude() { return kPrelude.drop_front(); }
+
+} // namespace kfuse

@@ -1,0 +1,16 @@
+//===- CudaPrelude.h - fixed device helpers of generated CUDA ---*- C++ -*-===//
+
+#ifndef KFUSE_CODEGEN_CUDAPRELUDE_H
+#define KFUSE_CODEGEN_CUDAPRELUDE_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace kfuse {
+
+/// Device helpers every generated source starts with: bf16/f16 storage
+/// conversions and IEEE min/max. Self-contained: NVRTC needs no headers.
+llvm::StringRef getCudaPrelude();
+
+} // namespace kfuse
+
+#endif // KFUSE_CODEGEN_CUDAPRELUDE_H
