@@ -32,6 +32,13 @@
 using namespace mlir;
 
 namespace kfuse {
+/// The type of a uniform value: hyperparameters arrive as double and the
+/// uniform math (bias corrections, 1 - beta) stays in double, as the peers
+/// compute it on the host, before it is rounded once to f32 for the body.
+static std::string getUniformType(Type type) {
+  return type.isF32() ? "double" : getCudaScalarType(type)->str();
+}
+
 namespace {
 
 constexpr unsigned kBlockSize = 256;
@@ -495,7 +502,7 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
     SmallVector<std::string> operands;
     for (Value operand : op.getOperands())
       operands.push_back(uniform ? prologueExpr(operand) : bodyExpr(operand));
-    FailureOr<std::string> expr = emitOpExpression(&op, operands);
+    FailureOr<std::string> expr = emitOpExpression(&op, operands, uniform);
     if (failed(expr))
       return failure();
     Value result = op.getResult(0);
@@ -504,9 +511,11 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
       continue;
     }
     std::string name = names.unique(fmt::format("v{}", nextValue++));
-    std::string line =
-        fmt::format("  const {} {} = {};\n",
-                    getCudaScalarType(result.getType())->str(), name, *expr);
+    std::string line = fmt::format("  const {} {} = {};\n",
+                                   uniform ? getUniformType(result.getType())
+                                           : getCudaScalarType(result.getType())
+                                                 ->str(),
+                                   name, *expr);
     if (uniform) {
       uniformNames[result] = name;
       prologue += line;
@@ -561,7 +570,7 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
   SmallVector<std::string> kernelParams;
   for (const Slot &slot : slots) {
     if (slot.param.kind == KernelParam::Kind::Scalar) {
-      kernelParams.push_back("float " + slot.name);
+      kernelParams.push_back("double " + slot.name);
       continue;
     }
     kernelParams.push_back(
@@ -577,7 +586,9 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
     out += "  // Uniform values, once per thread.\n" + prologue;
   SmallVector<std::string> fieldInits;
   for (Value field : uniformFields)
-    fieldInits.push_back(uniformNames.lookup(field));
+    fieldInits.push_back(
+        fmt::format("({}){}", getCudaScalarType(field.getType())->str(),
+                    uniformNames.lookup(field)));
   out += fmt::format("  const {} u = {{{}}};\n", uniformsType,
                      llvm::join(fieldInits, ", "));
 

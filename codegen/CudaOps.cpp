@@ -137,9 +137,14 @@ static LogicalResult checkI1(Operation *op) {
 /// Expressions of f32 ops that map one to one to a CUDA function or an
 /// operator; none for other ops.
 static std::optional<std::string> floatExpression(Operation *op,
-                                                  ArrayRef<std::string> x) {
+                                                  ArrayRef<std::string> x,
+                                                  bool wide) {
   auto call = [&](StringRef function) {
-    std::string text = function.str() + "(";
+    // Uniform code runs in double: the libm name without the f suffix.
+    std::string name = function.str();
+    if (wide && !function.starts_with("kfuse_") && function.ends_with("f"))
+      name.pop_back();
+    std::string text = name + "(";
     for (auto [index, operand] : llvm::enumerate(x))
       text += (index ? ", " : "") + operand;
     return text + ")";
@@ -159,7 +164,10 @@ static std::optional<std::string> floatExpression(Operation *op,
       .Case([&](arith::MaxNumFOp) { return call("fmaxf"); })
       .Case([&](arith::MinNumFOp) { return call("fminf"); })
       .Case([&](math::SqrtOp) { return call("sqrtf"); })
-      .Case([&](math::RsqrtOp) { return "1.0f / sqrtf(" + x[0] + ")"; })
+      .Case([&](math::RsqrtOp) {
+        return std::string(wide ? "1.0 / sqrt(" : "1.0f / sqrtf(") + x[0] +
+               ")";
+      })
       .Case([&](math::PowFOp) { return call("powf"); })
       .Case([&](math::ExpOp) { return call("expf"); })
       .Case([&](math::LogOp) { return call("logf"); })
@@ -171,7 +179,8 @@ static std::optional<std::string> floatExpression(Operation *op,
 }
 
 FailureOr<std::string> emitOpExpression(Operation *op,
-                                        ArrayRef<std::string> operands) {
+                                        ArrayRef<std::string> operands,
+                                        bool wide) {
   if (op->getNumResults() != 1)
     return op->emitOpError() << "has " << op->getNumResults()
                              << " results; generated code needs exactly one";
@@ -225,7 +234,7 @@ FailureOr<std::string> emitOpExpression(Operation *op,
     return op->emitOpError() << "conversion from " << from << " to "
                              << resultType << " is not supported";
   }
-  std::optional<std::string> text = floatExpression(op, operands);
+  std::optional<std::string> text = floatExpression(op, operands, wide);
   if (!text)
     return op->emitOpError()
            << "is not supported in a fused body by the CUDA code generator";

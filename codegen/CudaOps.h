@@ -21,10 +21,13 @@ std::optional<llvm::StringRef> getCudaScalarType(mlir::Type type);
 std::string formatFloatLiteral(const llvm::APFloat &value);
 
 /// The C++ expression computing the single result of the scalar body op
-/// `op` from the expressions of its operands. Fails with a diagnostic at
-/// `op` for an op or a type the code generator cannot emit.
+/// `op` from the expressions of its operands. `wide` spells f32 math for
+/// double operands (uniform code, computed in double like the host-side
+/// hyperparameter math of the peers). Fails with a diagnostic at `op` for an
+/// op or a type the code generator cannot emit.
 mlir::FailureOr<std::string>
-emitOpExpression(mlir::Operation *op, llvm::ArrayRef<std::string> operands);
+emitOpExpression(mlir::Operation *op, llvm::ArrayRef<std::string> operands,
+                 bool wide = false);
 
 } // namespace kfuse
 

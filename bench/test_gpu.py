@@ -1,0 +1,345 @@
+"""GPU tests of the kfuse Python package against torch.optim (plain script).
+
+Run on a machine with a CUDA GPU and PyTorch:
+    KFUSE_LIBRARY=build/lib/libkfuse.so python3 bench/test_gpu.py [--json OUT]
+Prints one line per test and "N passed, M failed"; exits 1 on any failure.
+"""
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import sys
+import traceback
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+import torch  # noqa: E402
+
+import kfuse  # noqa: E402
+
+OPTIM = REPO / "library" / "optim"
+N = 1 << 20
+STEPS = 10
+F32_TOLERANCE = 1e-6
+
+TESTS = []
+RESULTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def rel_l2(out, ref):
+    out = out.double()
+    ref = ref.double()
+    return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def check_close(name, out, ref, tolerance):
+    assert torch.isfinite(out.float()).all(), f"{name}: non-finite values"
+    error = rel_l2(out, ref)
+    assert error <= tolerance, f"{name}: relative error {error:.3e} > {tolerance:.0e}"
+    return error
+
+
+def fresh(n, dtype=torch.float32, nonneg=False, seed=0, offset=0):
+    """Random data (never zeros), optionally as a view `offset` elements in."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    base = torch.empty(n + offset, device="cuda", dtype=torch.float32)
+    if nonneg:
+        base.uniform_(0.0, 1.0, generator=gen)
+    else:
+        base.normal_(generator=gen)
+    return base.to(dtype)[offset:]
+
+
+def torch_steps(optimizer_cls, param, grads, **kwargs):
+    p = torch.nn.Parameter(param.clone())
+    opt = optimizer_cls([p], **kwargs)
+    for g in grads:
+        p.grad = g.clone()
+        opt.step()
+    return p.detach(), opt.state[p]
+
+
+def grads_for(n, dtype=torch.float32, offset=0):
+    return [fresh(n, dtype, seed=100 + i, offset=offset) for i in range(STEPS)]
+
+
+@test
+def adamw_f32_matches_torch():
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    p0 = fresh(N, seed=1)
+    grads = grads_for(N)
+    hp = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2)
+    ref_p, ref_state = torch_steps(torch.optim.AdamW, p0, grads, foreach=False, **hp)
+    p = p0.clone()
+    m = torch.zeros_like(p)
+    v = torch.zeros_like(p)
+    for step, g in enumerate(grads, 1):
+        upd(param=p, grad=g, exp_avg=m, exp_avg_sq=v, lr=1e-3, beta1=0.9,
+            beta2=0.999, eps=1e-8, weight_decay=1e-2, step=step)
+    torch.cuda.synchronize()
+    e = check_close("param", p, ref_p, F32_TOLERANCE)
+    check_close("exp_avg", m, ref_state["exp_avg"], F32_TOLERANCE)
+    # The IR computes 1 - beta2 in f32 (1 - 0.999f = 0.00099998713), torch in
+    # double (0.001): 1.3e-5 relative in exp_avg_sq, far below the params'.
+    ev = check_close("exp_avg_sq", v, ref_state["exp_avg_sq"], 1e-4)
+    return {"param_rel_l2": e, "exp_avg_sq_rel_l2": ev}
+
+
+@test
+def adamw_defaults_and_unfused_match():
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    p0 = fresh(N + 3, seed=2)
+    grads = grads_for(N + 3)
+    outs = []
+    for fuse in (True, False):
+        p, m, v = p0.clone(), torch.zeros_like(p0), torch.zeros_like(p0)
+        for step, g in enumerate(grads, 1):
+            upd(param=p, grad=g, exp_avg=m, exp_avg_sq=v, step=step, fuse=fuse)
+        outs.append(p)
+    ref_p, _ = torch_steps(torch.optim.AdamW, p0, grads, foreach=False,
+                           lr=1e-3, weight_decay=1e-2)
+    torch.cuda.synchronize()
+    check_close("fused", outs[0], ref_p, F32_TOLERANCE)
+    check_close("unfused", outs[1], ref_p, F32_TOLERANCE)
+    check_close("fused vs unfused", outs[0], outs[1], F32_TOLERANCE)
+
+
+@test
+def adam_f32_matches_torch():
+    upd = kfuse.Update(str(OPTIM / "adam.mlir"))
+    p0 = fresh(N, seed=3)
+    grads = grads_for(N)
+    ref_p, ref_state = torch_steps(torch.optim.Adam, p0, grads, foreach=False,
+                                   lr=2e-3, betas=(0.8, 0.99), eps=1e-7,
+                                   weight_decay=1e-2)
+    p, m, v = p0.clone(), torch.zeros_like(p0), torch.zeros_like(p0)
+    for step, g in enumerate(grads, 1):
+        upd(param=p, grad=g, exp_avg=m, exp_avg_sq=v, lr=2e-3, beta1=0.8,
+            beta2=0.99, eps=1e-7, weight_decay=1e-2, step=step)
+    torch.cuda.synchronize()
+    e = check_close("param", p, ref_p, F32_TOLERANCE)
+    check_close("exp_avg_sq", v, ref_state["exp_avg_sq"], F32_TOLERANCE)
+    return {"param_rel_l2": e}
+
+
+@test
+def sgd_f32_matches_torch():
+    upd = kfuse.Update(str(OPTIM / "sgd.mlir"))
+    errors = {}
+    for nesterov in (False, True):
+        p0 = fresh(N, seed=4)
+        grads = grads_for(N)
+        ref_p, ref_state = torch_steps(torch.optim.SGD, p0, grads, foreach=False,
+                                       lr=1e-2, momentum=0.9, dampening=0.0,
+                                       weight_decay=1e-3, nesterov=nesterov)
+        p = p0.clone()
+        buf = fresh(N, seed=5)  # ignored at step 1: never assume zeros
+        for step, g in enumerate(grads, 1):
+            upd(param=p, grad=g, momentum_buffer=buf, lr=1e-2, momentum=0.9,
+                dampening=0.0, weight_decay=1e-3, nesterov=float(nesterov),
+                step=step)
+        torch.cuda.synchronize()
+        errors[f"nesterov={nesterov}"] = check_close("param", p, ref_p, F32_TOLERANCE)
+        check_close("momentum_buffer", buf, ref_state["momentum_buffer"], F32_TOLERANCE)
+    return errors
+
+
+def lion_reference(p, grads, m, lr, beta1, beta2, wd):
+    p, m = p.double().clone(), m.double().clone()
+    for g in grads:
+        g = g.double()
+        p.mul_(1 - lr * wd)
+        c = beta1 * m + (1 - beta1) * g
+        p.add_(torch.sign(c), alpha=-lr)
+        m.mul_(beta2).add_(g, alpha=1 - beta2)
+    return p, m
+
+
+@test
+def lion_f32_matches_reference():
+    upd = kfuse.Update(str(OPTIM / "lion.mlir"))
+    p0 = fresh(N, seed=6)
+    m0 = fresh(N, seed=7)
+    grads = grads_for(N)
+    ref_p, ref_m = lion_reference(p0, grads, m0, 1e-4, 0.9, 0.99, 0.1)
+    p, m = p0.clone(), m0.clone()
+    for g in grads:
+        upd(param=p, grad=g, exp_avg=m, lr=1e-4, beta1=0.9, beta2=0.99,
+            weight_decay=0.1)
+    torch.cuda.synchronize()
+    e = check_close("param", p, ref_p, F32_TOLERANCE)
+    check_close("exp_avg", m, ref_m, F32_TOLERANCE)
+    return {"param_rel_l2": e}
+
+
+@test
+def misaligned_views_match():
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    errors = {}
+    for offset in (1, 2, 3):
+        p0 = fresh(N + 5, seed=8)
+        grads = grads_for(N + 5, offset=offset)
+        ref_p, _ = torch_steps(torch.optim.AdamW, p0, grads, foreach=False,
+                               lr=1e-3, weight_decay=1e-2)
+        base = torch.empty(N + 5 + offset, device="cuda")
+        p = base[offset:]
+        p.copy_(p0)
+        assert p.data_ptr() % 16 != 0
+        m = torch.zeros(N + 5 + offset, device="cuda")[offset:]
+        v = torch.zeros(N + 5 + offset, device="cuda")[offset:]
+        sentinel = base[:offset].clone()
+        for step, g in enumerate(grads, 1):
+            upd(param=p, grad=g, exp_avg=m, exp_avg_sq=v, step=step)
+        torch.cuda.synchronize()
+        assert torch.equal(base[:offset], sentinel), "wrote before the view"
+        errors[f"offset={offset}"] = check_close("param", p, ref_p, F32_TOLERANCE)
+    return errors
+
+
+@test
+def mismatched_sizes_raise_before_launch():
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    p = fresh(N, seed=9)
+    before = p.clone()
+    try:
+        upd(param=p, grad=fresh(N - 1), exp_avg=torch.zeros_like(p),
+            exp_avg_sq=torch.zeros_like(p))
+    except kfuse.KfuseError as error:
+        assert error.status == "INVALID_ARGUMENT", error.status
+        assert "elements" in str(error), str(error)
+    else:
+        raise AssertionError("no KfuseError for mismatched sizes")
+    torch.cuda.synchronize()
+    assert torch.equal(p, before), "param changed despite the error"
+
+
+@test
+def bad_arguments_raise():
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    p = fresh(1024)
+    good = dict(param=p, grad=fresh(1024), exp_avg=torch.zeros_like(p),
+                exp_avg_sq=torch.zeros_like(p))
+    cases = {
+        "dtype within role": dict(good, exp_avg_sq=torch.zeros(1024, device="cuda", dtype=torch.bfloat16)),
+        "non-contiguous": dict(good, grad=fresh(2048)[::2]),
+        "cpu tensor": dict(good, grad=torch.zeros(1024)),
+        "unknown name": dict(good, momentum=0.9),
+        "missing tensor": {k: v for k, v in good.items() if k != "grad"},
+        "float64": dict(good, grad=fresh(1024).double()),
+    }
+    for what, kwargs in cases.items():
+        try:
+            upd(**kwargs)
+        except kfuse.KfuseError as error:
+            assert error.status == "INVALID_ARGUMENT", (what, error.status, str(error))
+        else:
+            raise AssertionError(f"no KfuseError for {what}")
+    try:
+        kfuse.Update("func.func @broken(")
+    except kfuse.KfuseError as error:
+        assert error.status == "PARSE", error.status
+    else:
+        raise AssertionError("no KfuseError for bad IR")
+
+
+def low_precision_reference(p0, grads, dtype, **hp):
+    """AdamW in float64 with params stored in `dtype` after every step."""
+    p = torch.nn.Parameter(p0.double())
+    opt = torch.optim.AdamW([p], foreach=False, **hp)
+    for g in grads:
+        p.grad = g.double()
+        opt.step()
+        with torch.no_grad():
+            p.copy_(p.to(dtype).double())
+    return p.detach()
+
+
+@test
+def low_precision_params_work():
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    results = {}
+    for dtype in (torch.float16, torch.bfloat16):
+        p0 = fresh(N, dtype=dtype, seed=10)
+        grads = grads_for(N, dtype=dtype)
+        hp = dict(lr=1e-3, weight_decay=1e-2)
+        ref = low_precision_reference(p0, grads, dtype, **hp)
+        p = p0.clone()
+        m = torch.zeros(N, device="cuda")
+        v = torch.zeros(N, device="cuda")
+        for step, g in enumerate(grads, 1):
+            upd(param=p, grad=g, exp_avg=m, exp_avg_sq=v, step=step, **hp)
+        torch.cuda.synchronize()
+        assert p.dtype == dtype
+        ulp = torch.finfo(dtype).eps
+        diff = (p.double() - ref).abs() / ref.abs().clamp_min(1e-3)
+        results[str(dtype)] = {"max_rel": diff.max().item(),
+                               "frac_off": (diff > ulp).float().mean().item()}
+        assert diff.max().item() <= 2 * ulp, results
+        assert results[str(dtype)]["frac_off"] < 1e-2, results
+    return results
+
+
+@test
+def runs_on_a_side_stream():
+    upd = kfuse.Update(str(OPTIM / "sgd.mlir"))
+    p0 = fresh(N, seed=11)
+    grads = grads_for(N)[:1]
+    ref_p, _ = torch_steps(torch.optim.SGD, p0, grads, foreach=False, lr=1e-2,
+                           momentum=0.0)
+    stream = torch.cuda.Stream()
+    p = p0.clone()
+    buf = torch.zeros_like(p)
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        upd(param=p, grad=grads[0], momentum_buffer=buf, lr=1e-2, momentum=0.0)
+    stream.synchronize()
+    check_close("param", p, ref_p, F32_TOLERANCE)
+
+
+@test
+def device_arch_reported():
+    arch = kfuse.device_arch()
+    major, minor = torch.cuda.get_device_capability()
+    assert arch == f"sm_{major}{minor}", arch
+    return {"arch": arch}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", help="write results here")
+    parser.add_argument("-k", help="run only tests whose name contains this")
+    options = parser.parse_args()
+    assert torch.cuda.is_available(), "no CUDA device"
+    passed = failed = 0
+    for fn in TESTS:
+        if options.k and options.k not in fn.__name__:
+            continue
+        try:
+            details = fn()
+            passed += 1
+            RESULTS.append({"test": fn.__name__, "ok": True, "details": details})
+            print(f"PASS {fn.__name__} {json.dumps(details) if details else ''}",
+                  flush=True)
+        except Exception as error:  # noqa: BLE001 - report and go on
+            failed += 1
+            RESULTS.append({"test": fn.__name__, "ok": False, "error": repr(error)})
+            print(f"FAIL {fn.__name__}: {error}", flush=True)
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    if options.json:
+        with open(options.json, "w") as out:
+            json.dump({"passed": passed, "failed": failed, "tests": RESULTS},
+                      out, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

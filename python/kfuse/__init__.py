@@ -1,0 +1,159 @@
+"""kfuse: fused optimizer updates compiled at run time.
+
+    import kfuse
+    adamw = kfuse.Update("library/optim/adamw.mlir")
+    adamw(param=p, grad=g, exp_avg=m, exp_avg_sq=v, lr=1e-3, step=1)
+
+Tensors are PyTorch CUDA tensors; PyTorch is imported only when an update is
+called.
+"""
+
+import ctypes
+import os
+from collections import namedtuple
+
+from ._capi import F32, BF16, F16, ROLE_NAMES, ArgInfoStruct, ArgStruct
+from ._capi import KfuseError, check, lib
+
+__all__ = ["Update", "ArgInfo", "KfuseError", "device_arch", "library_path"]
+
+ArgInfo = namedtuple("ArgInfo", ["name", "role", "default"])
+
+
+def library_path():
+    """The path of the loaded libkfuse.so."""
+    return lib()._name
+
+
+def device_arch():
+    """The current CUDA device's arch, e.g. "sm_90"."""
+    buf = ctypes.create_string_buffer(32)
+    check(lib().kfuse_device_arch(buf, len(buf)))
+    return buf.value.decode()
+
+
+def _dtype_code(torch, tensor, name):
+    codes = {torch.float32: F32, torch.bfloat16: BF16, torch.float16: F16}
+    if tensor.dtype not in codes:
+        raise KfuseError(
+            f"tensor '{name}' has unsupported dtype {tensor.dtype} "
+            "(float32, bfloat16 or float16)", "INVALID_ARGUMENT")
+    return codes[tensor.dtype]
+
+
+class Update:
+    """One update, parsed from a .mlir file path or from IR text."""
+
+    def __init__(self, path_or_text, name=None):
+        handle = ctypes.c_void_p()
+        is_text = "\n" in path_or_text or "func.func" in path_or_text
+        if is_text:
+            source = name or "<update>"
+            check(lib().kfuse_update_create(
+                path_or_text.encode(), source.encode(), ctypes.byref(handle)))
+        else:
+            if not os.path.isfile(path_or_text):
+                raise KfuseError(f"no such update file '{path_or_text}'",
+                                 "INVALID_ARGUMENT")
+            check(lib().kfuse_update_create_from_file(
+                os.fsencode(path_or_text), ctypes.byref(handle)))
+        self._handle = handle
+        self.args = self._read_args()
+        self._names = [arg.name for arg in self.args]
+
+    def _read_args(self):
+        args = []
+        for index in range(lib().kfuse_update_num_args(self._handle)):
+            info = ArgInfoStruct()
+            check(lib().kfuse_update_arg_info(self._handle, index,
+                                              ctypes.byref(info)))
+            default = info.default_value if info.has_default else None
+            args.append(ArgInfo(info.name.decode(), ROLE_NAMES[info.role],
+                                default))
+        return args
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle and _capi_alive():
+            lib().kfuse_update_destroy(handle)
+            self._handle = None
+
+    def __repr__(self):
+        return "kfuse.Update(" + ", ".join(
+            f"{a.name}: {a.role}" for a in self.args) + ")"
+
+    def __call__(self, stream=None, fuse=True, **values):
+        """Runs the update once in place on the given tensors.
+
+        Tensor arguments are contiguous CUDA tensors of one device and size;
+        hyperparameters are numbers (or one-element tensors) and take the
+        IR's default when omitted. `stream` is a torch.cuda.Stream or a raw
+        CUstream handle (int); by default the current stream.
+        """
+        import torch
+
+        unknown = sorted(set(values) - set(self._names))
+        if unknown:
+            raise KfuseError(
+                "unknown argument(s) " + ", ".join(repr(u) for u in unknown) +
+                "; the update takes " + ", ".join(self._names),
+                "INVALID_ARGUMENT")
+        args = (ArgStruct * len(self.args))()
+        device = None
+        for index, info in enumerate(self.args):
+            value = values.get(info.name)
+            if info.role == "hyper":
+                if value is None:
+                    if info.default is None:
+                        raise KfuseError(
+                            f"missing hyperparameter '{info.name}' (it has no "
+                            "default)", "INVALID_ARGUMENT")
+                    value = info.default
+                if isinstance(value, torch.Tensor):
+                    value = value.item()
+                args[index].data = None
+                args[index].numel = 0
+                args[index].dtype = F32
+                args[index].value = float(value)
+                continue
+            if value is None:
+                raise KfuseError(f"missing tensor '{info.name}'",
+                                 "INVALID_ARGUMENT")
+            if not isinstance(value, torch.Tensor):
+                raise KfuseError(
+                    f"'{info.name}' must be a torch.Tensor, got "
+                    f"{type(value).__name__}", "INVALID_ARGUMENT")
+            if not value.is_cuda:
+                raise KfuseError(
+                    f"tensor '{info.name}' is on {value.device}, not a CUDA "
+                    "device", "INVALID_ARGUMENT")
+            if device is None:
+                device = value.device
+            elif value.device != device:
+                raise KfuseError(
+                    f"tensor '{info.name}' is on {value.device} but earlier "
+                    f"tensors are on {device}", "INVALID_ARGUMENT")
+            if not value.is_contiguous():
+                raise KfuseError(f"tensor '{info.name}' is not contiguous",
+                                 "INVALID_ARGUMENT")
+            args[index].data = value.data_ptr() or None
+            args[index].numel = value.numel()
+            args[index].dtype = _dtype_code(torch, value, info.name)
+            args[index].value = 0.0
+        if device is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        with torch.cuda.device(device):
+            if stream is None:
+                stream = torch.cuda.current_stream(device)
+            raw = stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
+            check(lib().kfuse_update_launch(self._handle, args, len(self.args),
+                                            ctypes.c_void_p(raw or None),
+                                            1 if fuse else 0))
+
+
+def _capi_alive():
+    # At interpreter exit the module globals may already be gone.
+    try:
+        return lib is not None and lib() is not None
+    except Exception:
+        return False

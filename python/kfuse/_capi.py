@@ -1,0 +1,121 @@
+"""ctypes bindings of runtime/kfuse.h."""
+
+import ctypes
+import os
+import pathlib
+
+OK = 0
+STATUS_NAMES = {
+    0: "OK",
+    1: "INVALID_ARGUMENT",
+    2: "PARSE",
+    3: "COMPILE",
+    4: "NO_DRIVER",
+    5: "NO_DEVICE",
+    6: "LAUNCH",
+    7: "INTERNAL",
+}
+
+F32, BF16, F16 = 0, 1, 2
+ROLE_NAMES = {0: "param", 1: "grad", 2: "state", 3: "hyper"}
+
+
+class KfuseError(RuntimeError):
+    """A failure reported by libkfuse; `status` names its category."""
+
+    def __init__(self, message, status="INTERNAL"):
+        super().__init__(message)
+        self.status = status
+
+
+class ArgInfoStruct(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("role", ctypes.c_int32),
+        ("has_default", ctypes.c_int32),
+        ("default_value", ctypes.c_double),
+    ]
+
+
+class ArgStruct(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("numel", ctypes.c_int64),
+        ("dtype", ctypes.c_int32),
+        ("value", ctypes.c_double),
+    ]
+
+
+def _candidates():
+    env = os.environ.get("KFUSE_LIBRARY")
+    if env:
+        yield pathlib.Path(env)
+        return
+    here = pathlib.Path(__file__).resolve().parent
+    yield here / "libkfuse.so"
+    # python/kfuse/ in a checkout: the repository's build/lib.
+    yield here.parent.parent / "build" / "lib" / "libkfuse.so"
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        tried.append(str(path))
+        if path.is_file():
+            try:
+                return ctypes.CDLL(str(path))
+            except OSError as error:
+                raise KfuseError(
+                    f"cannot load libkfuse from {path}: {error}", "NO_DRIVER"
+                ) from error
+    raise KfuseError(
+        "libkfuse.so not found (set KFUSE_LIBRARY); tried: " + ", ".join(tried),
+        "INTERNAL",
+    )
+
+
+_lib = None
+
+
+def lib():
+    """The loaded library, with argument types declared (loaded on first use)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    handle = _load()
+    status = ctypes.c_int
+    update_p = ctypes.c_void_p
+    handle.kfuse_update_create.argtypes = [
+        ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(update_p)]
+    handle.kfuse_update_create.restype = status
+    handle.kfuse_update_create_from_file.argtypes = [
+        ctypes.c_char_p, ctypes.POINTER(update_p)]
+    handle.kfuse_update_create_from_file.restype = status
+    handle.kfuse_update_destroy.argtypes = [update_p]
+    handle.kfuse_update_destroy.restype = None
+    handle.kfuse_update_num_args.argtypes = [update_p]
+    handle.kfuse_update_num_args.restype = ctypes.c_size_t
+    handle.kfuse_update_arg_info.argtypes = [
+        update_p, ctypes.c_size_t, ctypes.POINTER(ArgInfoStruct)]
+    handle.kfuse_update_arg_info.restype = status
+    handle.kfuse_update_launch.argtypes = [
+        update_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t, ctypes.c_void_p,
+        ctypes.c_int]
+    handle.kfuse_update_launch.restype = status
+    handle.kfuse_device_arch.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    handle.kfuse_device_arch.restype = status
+    handle.kfuse_last_error.argtypes = []
+    handle.kfuse_last_error.restype = ctypes.c_char_p
+    _lib = handle
+    return _lib
+
+
+def check(status):
+    """Raises KfuseError with the library's message unless `status` is OK."""
+    if status == OK:
+        return
+    message = lib().kfuse_last_error()
+    raise KfuseError(
+        message.decode("utf-8", "replace") if message else "unknown error",
+        STATUS_NAMES.get(status, str(status)),
+    )

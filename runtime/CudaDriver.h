@@ -1,0 +1,119 @@
+//===- CudaDriver.h - the CUDA driver API, loaded at run time ---*- C++ -*-===//
+//
+// libcuda.so.1 is opened with dlopen so that everything built here loads and
+// reports a clear error on machines without a GPU driver. <cuda.h> provides
+// the types only; every entry point is resolved through the table below.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_RUNTIME_CUDADRIVER_H
+#define KFUSE_RUNTIME_CUDADRIVER_H
+
+#include "llvm/Support/Error.h"
+
+#include <cuda.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace kfuse {
+
+/// The device a context belongs to, with what launches need to know.
+struct DeviceInfo {
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  std::string arch; // "sm_90"
+  int smCount = 0;
+};
+
+class CudaDriver {
+public:
+#define KFUSE_CUDA_FUNCTIONS(X)                                                \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuGetErrorString)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuCtxGetCurrent)                                                           \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetDevice)                                                            \
+  X(cuCtxSynchronize)                                                          \
+  X(cuModuleLoadData)                                                          \
+  X(cuModuleGetFunction)                                                       \
+  X(cuModuleUnload)                                                            \
+  X(cuFuncGetAttribute)                                                        \
+  X(cuLaunchKernel)                                                            \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuMemcpyHtoD)                                                              \
+  X(cuMemcpyDtoH)                                                              \
+  X(cuMemsetD8)                                                                \
+  X(cuStreamSynchronize)                                                       \
+  X(cuEventCreate)                                                             \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime)                                                        \
+  X(cuEventDestroy)
+
+  // cuda.h maps each name to its current ABI version (cuMemAlloc ->
+  // cuMemAlloc_v2), so decltype picks the matching signature.
+#define KFUSE_DECLARE_POINTER(name) decltype(&::name) name = nullptr;
+  KFUSE_CUDA_FUNCTIONS(KFUSE_DECLARE_POINTER)
+#undef KFUSE_DECLARE_POINTER
+
+  /// The process-wide driver: libcuda.so.1 loaded and cuInit done, or why
+  /// not ("no CUDA driver: ...", "no CUDA device"). Never crashes.
+  static llvm::Expected<CudaDriver &> get();
+
+  /// Loads a driver library from `path`; for tests and get().
+  static llvm::Expected<std::unique_ptr<CudaDriver>>
+  load(const std::string &path);
+
+  /// The calling thread's current context, or device 0's primary context
+  /// made current when there is none.
+  llvm::Expected<DeviceInfo> currentDevice();
+
+  /// `what` failed with `result`, as an error naming both.
+  llvm::Error check(CUresult result, const llvm::Twine &what) const;
+
+  int driverVersion() const { return version; }
+
+  CudaDriver(const CudaDriver &) = delete;
+  CudaDriver &operator=(const CudaDriver &) = delete;
+  ~CudaDriver();
+
+private:
+  CudaDriver() = default;
+  void *handle = nullptr;
+  int version = 0;
+  std::mutex devicesMutex;
+  std::map<CUcontext, DeviceInfo> devices; // attributes read once a context
+};
+
+/// Device memory freed on destruction, in the context current then.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  static llvm::Expected<DeviceBuffer> allocate(CudaDriver &driver,
+                                               size_t bytes);
+  DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+  ~DeviceBuffer() { reset(); }
+
+  CUdeviceptr get() const { return pointer; }
+  size_t size() const { return bytes; }
+  void reset();
+
+private:
+  CudaDriver *driver = nullptr;
+  CUdeviceptr pointer = 0;
+  size_t bytes = 0;
+};
+
+} // namespace kfuse
+
+#endif // KFUSE_RUNTIME_CUDADRIVER_H

@@ -1,0 +1,425 @@
+//===- Jit.cpp - compile and launch updates on the GPU --------------------===//
+
+#include "runtime/Jit.h"
+#include "runtime/Errors.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+
+#include <cstdlib>
+#include <map>
+
+namespace kfuse {
+
+/// Bump when the generated code changes meaning for the same inputs.
+static constexpr const char *kCodegenVersion = "kfuse-codegen-1";
+
+unsigned commonAlignment(llvm::ArrayRef<const void *> pointers) {
+  unsigned alignment = 16;
+  for (const void *pointer : pointers) {
+    auto address = reinterpret_cast<uintptr_t>(pointer);
+    while (alignment > 1 && address % alignment != 0)
+      alignment /= 2;
+  }
+  return alignment;
+}
+
+llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
+                                             llvm::ArrayRef<LaunchArg> args,
+                                             bool specializeNumel) {
+  auto invalid = [](const llvm::Twine &message) {
+    return makeError(ErrorCode::InvalidArgument, message);
+  };
+  if (args.size() != infos.size())
+    return invalid("expected " + llvm::Twine(infos.size()) +
+                   " arguments, got " + llvm::Twine(args.size()));
+
+  Specialization spec;
+  std::optional<DType> roleDTypes[3];
+  const char *roleFirstArg[3] = {nullptr, nullptr, nullptr};
+  std::optional<int64_t> numel;
+  const char *numelArg = nullptr;
+  std::vector<const void *> pointers;
+  for (auto [info, arg] : llvm::zip_equal(infos, args)) {
+    const std::string &name = info.name;
+    if (info.role == ArgRole::hyper) {
+      if (arg.data)
+        return invalid("hyperparameter '" + name +
+                       "' must be a scalar value, got a pointer");
+      continue;
+    }
+    if (arg.dtype == DType::pred)
+      return invalid("tensor '" + name + "' has unsupported dtype pred");
+    if (arg.numel < 0)
+      return invalid("tensor '" + name + "' has negative numel " +
+                     llvm::Twine(arg.numel));
+    if (!arg.data && arg.numel != 0)
+      return invalid("tensor '" + name + "' is a null pointer");
+    if (numel && *numel != arg.numel)
+      return invalid("tensor '" + name + "' has " + llvm::Twine(arg.numel) +
+                     " elements but '" + numelArg + "' has " +
+                     llvm::Twine(*numel));
+    if (!numel) {
+      numel = arg.numel;
+      numelArg = name.c_str();
+    }
+    auto role = static_cast<unsigned>(info.role);
+    if (roleDTypes[role] && *roleDTypes[role] != arg.dtype)
+      return invalid(llvm::Twine(argRoleName(info.role)) + " '" + name +
+                     "' is " + dtypeName(arg.dtype) + " but " +
+                     argRoleName(info.role) + " '" + roleFirstArg[role] +
+                     "' is " + dtypeName(*roleDTypes[role]) +
+                     "; every tensor of one role must share a dtype");
+    if (!roleDTypes[role]) {
+      roleDTypes[role] = arg.dtype;
+      roleFirstArg[role] = name.c_str();
+    }
+    if (arg.data)
+      pointers.push_back(arg.data);
+  }
+  spec.paramDType = roleDTypes[0].value_or(DType::f32);
+  spec.gradDType = roleDTypes[1].value_or(DType::f32);
+  spec.stateDType = roleDTypes[2].value_or(DType::f32);
+  spec.numel = specializeNumel ? numel.value_or(0) : -1;
+  spec.alignment = commonAlignment(pointers);
+  return spec;
+}
+
+std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
+                            llvm::StringRef arch,
+                            const PipelineOptions &options) {
+  llvm::SHA256 hash;
+  auto field = [&](llvm::StringRef text) {
+    // Length-prefixed so that no two field lists hash alike.
+    hash.update(std::to_string(text.size()) + ":");
+    hash.update(text);
+  };
+  field(kCodegenVersion);
+  field(irText);
+  field(spec.key());
+  field(arch);
+  field(nvrtcVersion());
+  if (llvm::Expected<NvrtcOptions> nvrtc = nvrtcOptionsForDevice(arch)) {
+    llvm::Expected<int> number = validateArch(nvrtc->arch);
+    if (number)
+      for (const std::string &option : nvrtcCommandLine(*nvrtc, *number))
+        field(option);
+    else
+      llvm::consumeError(number.takeError());
+  } else {
+    llvm::consumeError(nvrtc.takeError());
+  }
+  field(options.fuse ? "fuse" : "nofuse");
+  field(std::to_string(options.maxGroupSize));
+  std::array<uint8_t, 32> digest = hash.final();
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+llvm::Expected<NvrtcOptions> nvrtcOptionsForDevice(llvm::StringRef arch) {
+  NvrtcOptions options;
+  options.arch = arch.str();
+  llvm::Expected<int> number = validateArch(arch);
+  if (number)
+    return options;
+  llvm::Error unsupported = number.takeError();
+  // A device newer than this NVRTC: PTX for the newest arch below it.
+  int device = 0;
+  llvm::StringRef digits = arch;
+  if (digits.consume_front("sm_") &&
+      !digits.take_while(llvm::isDigit).getAsInteger(10, device)) {
+    int best = 0;
+    for (int known : nvrtcSupportedArchs())
+      if (known <= device)
+        best = std::max(best, known);
+    if (best) {
+      llvm::consumeError(std::move(unsupported));
+      options.arch = "sm_" + std::to_string(best);
+      options.ptxOnly = true;
+      return options;
+    }
+  }
+  return withCode(std::move(unsupported), ErrorCode::Compile);
+}
+
+unsigned gridSize(int64_t n, unsigned vectorWidth, unsigned blockSize,
+                  int smCount, unsigned blocksPerSm) {
+  if (n <= 0)
+    return 1;
+  vectorWidth = std::max(vectorWidth, 1u);
+  blockSize = std::max(blockSize, 1u);
+  int64_t vectors = (n + vectorWidth - 1) / vectorWidth;
+  int64_t blocks = (vectors + blockSize - 1) / blockSize;
+  int64_t cap = std::max<int64_t>(int64_t(smCount) * blocksPerSm, 1);
+  return static_cast<unsigned>(std::max<int64_t>(std::min(blocks, cap), 1));
+}
+
+unsigned defaultBlocksPerSm() {
+  // Read once: KFUSE_BLOCKS_PER_SM overrides the measured default.
+  static const unsigned value = [] {
+    if (const char *text = std::getenv("KFUSE_BLOCKS_PER_SM")) {
+      unsigned parsed = 0;
+      if (!llvm::StringRef(text).getAsInteger(10, parsed) && parsed > 0)
+        return parsed;
+    }
+    return kDefaultBlocksPerSm;
+  }();
+  return value;
+}
+
+//===----------------------------------------------------------------------===//
+// The compiled-module cache
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Modules by compile key and context. Never destroyed: at process exit the
+/// driver may already be gone, and unloading into it would crash.
+struct ModuleCache {
+  std::mutex mutex;
+  std::map<std::pair<std::string, CUcontext>, std::shared_ptr<CompiledUpdate>>
+      entries;
+
+  static ModuleCache &get() {
+    static ModuleCache *cache = new ModuleCache();
+    return *cache;
+  }
+};
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<Update>>
+Update::create(llvm::StringRef text, llvm::StringRef sourceName) {
+  llvm::Expected<std::vector<ArgInfo>> infos = describeUpdate(text, sourceName);
+  if (!infos)
+    return withCode(infos.takeError(), ErrorCode::Parse);
+  std::unique_ptr<Update> update(new Update());
+  update->irText = text.str();
+  update->name = sourceName.str();
+  update->argInfos = std::move(*infos);
+  return std::move(update);
+}
+
+llvm::Expected<std::unique_ptr<Update>>
+Update::createFromFile(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return makeError(ErrorCode::InvalidArgument,
+                     "cannot read '" + path +
+                         "': " + buffer.getError().message());
+  return create((*buffer)->getBuffer(), path);
+}
+
+llvm::Expected<std::shared_ptr<CompiledUpdate>>
+Update::compile(const Specialization &spec, const PipelineOptions &options) {
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  llvm::Expected<DeviceInfo> device = driver->currentDevice();
+  if (!device)
+    return device.takeError();
+
+  std::string launchKey =
+      spec.key() + "|" + std::to_string(options.fuse) + "|" +
+      std::to_string(options.maxGroupSize) + "|" +
+      std::to_string(reinterpret_cast<uintptr_t>(device->context));
+  {
+    std::lock_guard<std::mutex> lock(compiledMutex);
+    auto found = compiledByLaunchKey.find(launchKey);
+    if (found != compiledByLaunchKey.end())
+      return found->second;
+  }
+  llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
+      compileUncached(spec, options, *driver, *device);
+  if (!compiled)
+    return compiled.takeError();
+  std::lock_guard<std::mutex> lock(compiledMutex);
+  compiledByLaunchKey[launchKey] = *compiled;
+  return compiled;
+}
+
+llvm::Expected<std::shared_ptr<CompiledUpdate>>
+Update::compileUncached(const Specialization &spec,
+                        const PipelineOptions &options, CudaDriver &driverRef,
+                        const DeviceInfo &deviceRef) {
+  CudaDriver *driver = &driverRef;
+  const DeviceInfo *device = &deviceRef;
+  std::string key = compileCacheKey(irText, spec, device->arch, options);
+  ModuleCache &cache = ModuleCache::get();
+  // One lock over lookup and compile: two threads asking for the same module
+  // compile it once.
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto found = cache.entries.find({key, device->context});
+  if (found != cache.entries.end())
+    return found->second;
+
+  auto compiled = std::make_shared<CompiledUpdate>();
+  compiled->key = key;
+  compiled->context = device->context;
+  llvm::Expected<KernelPlan> plan = compileToPlan(irText, name, spec, options);
+  if (!plan)
+    return withCode(plan.takeError(), ErrorCode::Compile);
+  compiled->plan = std::move(*plan);
+
+  llvm::Expected<NvrtcOptions> nvrtcOptions =
+      nvrtcOptionsForDevice(device->arch);
+  if (!nvrtcOptions)
+    return nvrtcOptions.takeError();
+  llvm::Expected<NvrtcResult> nvrtc = compileWithNvrtc(
+      compiled->plan.source, compiled->plan.updateName + ".cu", *nvrtcOptions);
+  if (!nvrtc)
+    return withCode(nvrtc.takeError(), ErrorCode::Compile);
+  compiled->nvrtc = std::move(*nvrtc);
+
+  const std::string &image =
+      nvrtcOptions->ptxOnly ? compiled->nvrtc.ptx : compiled->nvrtc.cubin;
+  if (llvm::Error error = driver->check(
+          driver->cuModuleLoadData(&compiled->module, image.c_str()),
+          "cuModuleLoadData of '" + name + "' for " + device->arch))
+    return std::move(error);
+  for (const KernelInfo &kernel : compiled->plan.kernels) {
+    CUfunction function = nullptr;
+    if (llvm::Error error =
+            driver->check(driver->cuModuleGetFunction(
+                              &function, compiled->module, kernel.name.c_str()),
+                          "cuModuleGetFunction of kernel '" + kernel.name +
+                              "' (" + kernel.location + ")"))
+      return std::move(error);
+    int maxThreads = 0;
+    if (llvm::Error error = driver->check(
+            driver->cuFuncGetAttribute(
+                &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
+            "cuFuncGetAttribute"))
+      return std::move(error);
+    if (maxThreads < static_cast<int>(kernel.blockSize))
+      return makeError(ErrorCode::Launch,
+                       "kernel '" + kernel.name + "' (" + kernel.location +
+                           ") allows " + llvm::Twine(maxThreads) +
+                           " threads per block, its plan asks for " +
+                           llvm::Twine(kernel.blockSize));
+    compiled->functions.push_back(function);
+  }
+  cache.entries[{key, device->context}] = compiled;
+  return compiled;
+}
+
+/// Makes sure every temporary holds `numel` elements.
+static llvm::Error prepareTemporaries(CudaDriver &driver,
+                                      CompiledUpdate &compiled, int64_t numel) {
+  if (compiled.plan.temporaries.empty() || numel <= compiled.temporaryNumel)
+    return llvm::Error::success();
+  // Earlier launches may still read the buffers being replaced.
+  if (llvm::Error error =
+          driver.check(driver.cuCtxSynchronize(), "cuCtxSynchronize"))
+    return error;
+  compiled.temporaries.clear();
+  for (DType dtype : compiled.plan.temporaries) {
+    llvm::Expected<DeviceBuffer> buffer =
+        DeviceBuffer::allocate(driver, size_t(numel) * dtypeSize(dtype));
+    if (!buffer)
+      return buffer.takeError();
+    compiled.temporaries.push_back(std::move(*buffer));
+  }
+  compiled.temporaryNumel = numel;
+  return llvm::Error::success();
+}
+
+llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
+                           const PipelineOptions &options) {
+  llvm::Expected<Specialization> spec = specialize(args);
+  if (!spec)
+    return spec.takeError();
+  int64_t numel = 0;
+  for (auto [info, arg] : llvm::zip_equal(argInfos, args))
+    if (info.role != ArgRole::hyper)
+      numel = arg.numel;
+  if (numel == 0)
+    return llvm::Error::success();
+
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
+      compile(*spec, options);
+  if (!compiled)
+    return compiled.takeError();
+  const KernelPlan &plan = (*compiled)->plan;
+  if (plan.numel != -1 && plan.numel != numel)
+    return makeError(ErrorCode::Internal,
+                     "plan for '" + name + "' is specialized on " +
+                         llvm::Twine(plan.numel) + " elements, launched on " +
+                         llvm::Twine(numel));
+  llvm::Expected<DeviceInfo> device = driver->currentDevice();
+  if (!device)
+    return device.takeError();
+
+  std::unique_lock<std::mutex> temporariesLock((*compiled)->temporariesMutex);
+  if (llvm::Error error = prepareTemporaries(*driver, **compiled, numel))
+    return error;
+
+  static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
+  for (auto [kernel, function] :
+       llvm::zip_equal(plan.kernels, (*compiled)->functions)) {
+    // Values first, then the pointer array into them; sized up front so
+    // that nothing moves.
+    std::vector<uint64_t> pointerValues(kernel.params.size());
+    std::vector<double> scalarValues(kernel.params.size());
+    std::vector<void *> params;
+    for (auto [index, param] : llvm::enumerate(kernel.params)) {
+      switch (param.kind) {
+      case KernelParam::Kind::Tensor:
+        if (param.index >= args.size())
+          return makeError(ErrorCode::Internal,
+                           "kernel '" + kernel.name + "' (" + kernel.location +
+                               ") reads argument " + llvm::Twine(param.index) +
+                               " of " + llvm::Twine(args.size()));
+        pointerValues[index] =
+            reinterpret_cast<uintptr_t>(args[param.index].data);
+        params.push_back(&pointerValues[index]);
+        break;
+      case KernelParam::Kind::Scalar:
+        if (param.index >= args.size())
+          return makeError(ErrorCode::Internal,
+                           "kernel '" + kernel.name + "' (" + kernel.location +
+                               ") reads argument " + llvm::Twine(param.index) +
+                               " of " + llvm::Twine(args.size()));
+        // Hyperparameters are double in every kernel (see CudaEmitter).
+        scalarValues[index] = args[param.index].value;
+        params.push_back(&scalarValues[index]);
+        break;
+      case KernelParam::Kind::Temporary:
+        if (param.index >= (*compiled)->temporaries.size())
+          return makeError(ErrorCode::Internal,
+                           "kernel '" + kernel.name + "' (" + kernel.location +
+                               ") uses temporary " + llvm::Twine(param.index) +
+                               " of " +
+                               llvm::Twine((*compiled)->temporaries.size()));
+        pointerValues[index] = (*compiled)->temporaries[param.index].get();
+        params.push_back(&pointerValues[index]);
+        break;
+      }
+    }
+    long long n = numel;
+    if (plan.numel == -1)
+      params.push_back(&n);
+
+    unsigned grid =
+        gridSize(numel, kernel.vectorWidth, kernel.blockSize, device->smCount,
+                 defaultBlocksPerSm());
+    std::string where =
+        "kernel '" + kernel.name + "' (" + kernel.location + ")";
+    if (llvm::Error error = driver->check(
+            driver->cuLaunchKernel(function, grid, 1, 1, kernel.blockSize, 1, 1,
+                                   0, stream, params.data(), nullptr),
+            "launch of " + where))
+      return error;
+    if (syncEachKernel)
+      if (llvm::Error error = driver->check(driver->cuStreamSynchronize(stream),
+                                            "execution of " + where))
+        return error;
+  }
+  return llvm::Error::success();
+}
+
+} // namespace kfuse

@@ -1,0 +1,134 @@
+//===- Jit.h - compile and launch updates on the GPU ------------*- C++ -*-===//
+//
+// An Update holds one parsed update. Each launch checks its arguments, derives
+// the specialization they call for (dtypes per role, alignment), and looks the
+// compiled module up in a process-wide cache before generating, compiling
+// with NVRTC and loading anything.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_RUNTIME_JIT_H
+#define KFUSE_RUNTIME_JIT_H
+
+#include "codegen/KernelPlan.h"
+#include "codegen/Pipeline.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/Nvrtc.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kfuse {
+
+/// One argument of a launch, in the update's argument order: a device
+/// pointer with its element count and dtype for a tensor, `value` for a
+/// hyperparameter (whose `data` must be null).
+struct LaunchArg {
+  const void *data = nullptr;
+  int64_t numel = 0;
+  DType dtype = DType::f32;
+  double value = 0;
+};
+
+/// The largest power of two, at most 16, dividing every address.
+unsigned commonAlignment(llvm::ArrayRef<const void *> pointers);
+
+/// Checks `args` against the update's `infos` (count, non-null tensors of
+/// one size, one dtype per role, scalar hyperparameters) and derives the
+/// specialization they call for. Needs no GPU.
+llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
+                                             llvm::ArrayRef<LaunchArg> args,
+                                             bool specializeNumel = false);
+
+/// The SHA-256 (hex) naming one compiled module: codegen version, IR,
+/// specialization, arch, NVRTC version and options, pipeline options.
+std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
+                            llvm::StringRef arch,
+                            const PipelineOptions &options);
+
+/// NVRTC options for a device of `arch`: cubin when this NVRTC knows the
+/// arch, else PTX for the newest older arch it knows (the driver JITs it).
+llvm::Expected<NvrtcOptions> nvrtcOptionsForDevice(llvm::StringRef arch);
+
+/// Blocks per SM the grid is capped at. Large: on the H200 a grid of one
+/// vector per thread beat persistent grids of 4 to 32 blocks per SM by 3 to
+/// 10 %, so the grid-stride loop runs only past 512 blocks per SM.
+constexpr unsigned kDefaultBlocksPerSm = 512;
+
+/// kDefaultBlocksPerSm, or KFUSE_BLOCKS_PER_SM where set (for measuring).
+unsigned defaultBlocksPerSm();
+
+/// Blocks for `n` elements: ceil(ceil(n / vectorWidth) / blockSize), capped
+/// at smCount * blocksPerSm, at least 1.
+unsigned gridSize(int64_t n, unsigned vectorWidth, unsigned blockSize,
+                  int smCount, unsigned blocksPerSm = kDefaultBlocksPerSm);
+
+/// A plan compiled and loaded into one context.
+struct CompiledUpdate {
+  std::string key;
+  KernelPlan plan;
+  NvrtcResult nvrtc;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  std::vector<CUfunction> functions; // one per plan.kernels entry
+  std::mutex temporariesMutex;
+  std::vector<DeviceBuffer> temporaries; // plan.temporaries, grown on demand
+  int64_t temporaryNumel = 0;
+};
+
+class Update {
+public:
+  /// Parses `text` (named `sourceName` in diagnostics) and reads its
+  /// arguments.
+  static llvm::Expected<std::unique_ptr<Update>>
+  create(llvm::StringRef text, llvm::StringRef sourceName);
+  static llvm::Expected<std::unique_ptr<Update>>
+  createFromFile(llvm::StringRef path);
+
+  llvm::ArrayRef<ArgInfo> args() const { return argInfos; }
+  llvm::StringRef text() const { return irText; }
+  llvm::StringRef sourceName() const { return name; }
+
+  /// Specializes on the element count too (one module per size) instead of
+  /// passing it at launch.
+  void setSpecializeNumel(bool enable) { specializeNumel = enable; }
+
+  /// specializeFor on this update's arguments.
+  llvm::Expected<Specialization>
+  specialize(llvm::ArrayRef<LaunchArg> args) const {
+    return specializeFor(argInfos, args, specializeNumel);
+  }
+
+  /// The module for `spec` in the current context, compiled on a cache miss.
+  llvm::Expected<std::shared_ptr<CompiledUpdate>>
+  compile(const Specialization &spec, const PipelineOptions &options);
+
+  /// Validates `args`, then launches every kernel of the plan on `stream`
+  /// in order. Nothing is launched when validation fails or numel is 0.
+  llvm::Error launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
+                     const PipelineOptions &options = {});
+
+private:
+  Update() = default;
+  llvm::Expected<std::shared_ptr<CompiledUpdate>>
+  compileUncached(const Specialization &spec, const PipelineOptions &options,
+                  CudaDriver &driver, const DeviceInfo &device);
+  std::string irText;
+  std::string name;
+  std::vector<ArgInfo> argInfos;
+  bool specializeNumel = false;
+  /// Modules already looked up, by specialization, options and context:
+  /// spares hashing the IR on every launch.
+  std::mutex compiledMutex;
+  std::map<std::string, std::shared_ptr<CompiledUpdate>> compiledByLaunchKey;
+};
+
+} // namespace kfuse
+
+#endif // KFUSE_RUNTIME_JIT_H
