@@ -14,7 +14,6 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cmath>
 
 using namespace llvm;
 using namespace mlir;
@@ -28,25 +27,6 @@ struct DeviceCheck {
   double maxError = 0;
 };
 } // namespace
-
-/// The error metric of interpreter/Check.h: relative, with an absolute floor
-/// at `floor` times the tensor's largest magnitude.
-static double tensorError(ArrayRef<double> candidate,
-                          ArrayRef<double> reference, double floor) {
-  double scale = 0;
-  for (double value : reference)
-    scale = std::max(scale, std::fabs(value));
-  double worst = 0;
-  for (size_t i = 0; i < reference.size(); ++i) {
-    double denominator =
-        std::max({std::fabs(reference[i]), floor * scale, 1e-30});
-    double error = std::fabs(candidate[i] - reference[i]) / denominator;
-    if (std::isnan(error))
-      return INFINITY;
-    worst = std::max(worst, error);
-  }
-  return worst;
-}
 
 /// Runs the generated kernels on the GPU against `reference` in float64.
 static Expected<DeviceCheck> checkOnDevice(StringRef text,
@@ -113,9 +93,9 @@ static Expected<DeviceCheck> checkOnDevice(StringRef text,
   for (auto [index, arg] : llvm::enumerate(args))
     if (arg.role == ArgRole::param || arg.role == ArgRole::state)
       result.maxError = std::max(
-          result.maxError, tensorError(actual.tensors[index],
-                                       expected.tensors[index],
-                                       checkOptions.errorFloor));
+          result.maxError, computeTensorError(actual.tensors[index],
+                                              expected.tensors[index],
+                                              checkOptions.errorFloor));
   result.ran = true;
   return result;
 }

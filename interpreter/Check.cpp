@@ -1,0 +1,290 @@
+//===- Check.cpp - compare compiled updates against the reference --------===//
+
+#include "interpreter/Check.h"
+#include "dialect/KFuseUpdate.h"
+#include "interpreter/ElementOps.h"
+
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace mlir;
+
+namespace kfuse {
+
+namespace {
+
+/// Normal samples from a fixed generator and a hand-written Box-Muller
+/// transform, so the inputs are the same with every standard library.
+class NormalSampler {
+public:
+  explicit NormalSampler(uint64_t seed) : engine(seed) {}
+
+  double sample(double stddev) {
+    if (hasSpare) {
+      hasSpare = false;
+      return spare * stddev;
+    }
+    double u1 = uniform(), u2 = uniform();
+    double radius = std::sqrt(-2.0 * std::log(u1));
+    double angle = 2.0 * M_PI * u2;
+    spare = radius * std::sin(angle);
+    hasSpare = true;
+    return radius * std::cos(angle) * stddev;
+  }
+
+private:
+  /// Uniform in (0, 1].
+  double uniform() {
+    return static_cast<double>((engine() >> 11) + 1) * 0x1p-53;
+  }
+
+  std::mt19937_64 engine;
+  double spare = 0.0;
+  bool hasSpare = false;
+};
+
+/// A function under test and how it runs.
+struct Subject {
+  func::FuncOp func;
+  Precision precision;
+  UpdateValues values;
+};
+
+/// How an argument's initial values are drawn.
+enum class Distribution { Standard, FirstMoment, SecondMoment };
+
+} // namespace
+
+/// Whether `candidate` takes the same arguments as `reference`.
+static LogicalResult checkSignature(func::FuncOp reference,
+                                    func::FuncOp candidate, StringRef what) {
+  if (candidate.getNumArguments() != reference.getNumArguments())
+    return candidate.emitError()
+           << what << " update '" << candidate.getSymName() << "' has "
+           << candidate.getNumArguments() << " arguments but the reference '"
+           << reference.getSymName() << "' has " << reference.getNumArguments();
+  for (unsigned i = 0, e = reference.getNumArguments(); i < e; ++i) {
+    std::string name = getArgName(reference, i);
+    if (getArgName(candidate, i) != name ||
+        getArgRole(candidate, i) != getArgRole(reference, i) ||
+        isa<ShapedType>(candidate.getArgument(i).getType()) !=
+            isa<ShapedType>(reference.getArgument(i).getType()))
+      return candidate.emitError()
+             << what << " update argument #" << i << " '"
+             << getArgName(candidate, i) << "' of type "
+             << candidate.getArgument(i).getType()
+             << " does not match the reference's '" << name << "' of type "
+             << reference.getArgument(i).getType();
+  }
+  return success();
+}
+
+double computeTensorError(ArrayRef<double> candidate,
+                          ArrayRef<double> reference, double errorFloor,
+                          int64_t *worstIndex) {
+  double scale = 0.0;
+  for (double value : reference)
+    if (std::isfinite(value))
+      scale = std::max(scale, std::fabs(value));
+  double floor =
+      std::max(errorFloor * scale, std::numeric_limits<double>::min());
+  double worst = 0.0;
+  int64_t worstAt = -1;
+  size_t size = std::min(candidate.size(), reference.size());
+  for (size_t i = 0; i < size; ++i) {
+    double a = candidate[i], b = reference[i];
+    double error;
+    if (std::isnan(a) || std::isnan(b))
+      error = std::isnan(a) == std::isnan(b)
+                  ? 0.0
+                  : std::numeric_limits<double>::infinity();
+    else if (a == b)
+      error = 0.0;
+    else if (std::isinf(a) || std::isinf(b))
+      error = std::numeric_limits<double>::infinity();
+    else
+      error = std::fabs(a - b) / std::max(std::fabs(b), floor);
+    if (worstAt < 0 || error > worst) {
+      worst = error;
+      worstAt = static_cast<int64_t>(i);
+    }
+  }
+  // Buffers of different sizes never match.
+  if (candidate.size() != reference.size()) {
+    worst = std::numeric_limits<double>::infinity();
+    worstAt = static_cast<int64_t>(size);
+  }
+  if (worstIndex)
+    *worstIndex = worstAt;
+  return worst;
+}
+
+FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
+                                func::FuncOp fused,
+                                const CheckOptions &options) {
+  if (!reference)
+    return failure();
+  if (options.numel <= 0 || options.steps <= 0 || !(options.tolerance >= 0))
+    return reference.emitError()
+           << "check needs a positive element count and step count and a "
+              "non-negative tolerance (got numel "
+           << options.numel << ", steps " << options.steps << ", tolerance "
+           << options.tolerance << ")";
+  struct Candidate {
+    func::FuncOp func;
+    const char *what;
+    double *error;
+  };
+  CheckReport report;
+  SmallVector<Candidate, 2> candidates;
+  if (unfused)
+    candidates.push_back({unfused, "unfused", &report.maxRelErrorUnfused});
+  if (fused)
+    candidates.push_back({fused, "fused", &report.maxRelErrorFused});
+  for (const Candidate &candidate : candidates)
+    if (failed(checkSignature(reference, candidate.func, candidate.what)))
+      return failure();
+
+  std::vector<Subject> subjects;
+  subjects.push_back({reference, Precision::F64, {}});
+  for (const Candidate &candidate : candidates)
+    subjects.push_back({candidate.func, Precision::F32, {}});
+
+  // The element count: a static shape anywhere fixes it.
+  unsigned numArgs = reference.getNumArguments();
+  std::optional<int64_t> staticSize;
+  for (Subject &subject : subjects)
+    for (BlockArgument arg : subject.func.getArguments())
+      if (auto tensor = dyn_cast<RankedTensorType>(arg.getType());
+          tensor && tensor.hasStaticShape()) {
+        if (staticSize && *staticSize != tensor.getNumElements())
+          return subject.func.emitError()
+                 << "argument #" << arg.getArgNumber() << " of type " << tensor
+                 << " does not have the " << *staticSize
+                 << " elements of the other tensors";
+        staticSize = tensor.getNumElements();
+      }
+  auto numel = static_cast<size_t>(staticSize.value_or(options.numel));
+
+  NormalSampler sampler(options.seed);
+  // Draws `stddev`-scaled normals, rounded to f32 and to every storage type
+  // the argument has in any subject, so all subjects read the same values.
+  auto draw = [&](unsigned index,
+                  Distribution distribution) -> FailureOr<std::vector<double>> {
+    double stddev = distribution == Distribution::Standard      ? 1.0
+                    : distribution == Distribution::FirstMoment ? 0.1
+                                                                : 0.01;
+    std::vector<double> elements(numel);
+    for (double &element : elements) {
+      element = sampler.sample(stddev);
+      if (distribution == Distribution::SecondMoment)
+        element = std::fabs(element);
+      element = roundToKind(element, ElementKind::F32);
+    }
+    for (Subject &subject : subjects) {
+      FailureOr<ElementKind> kind = getElementKind(
+          subject.func.getArgument(index).getType(), subject.func.getLoc(),
+          "argument '" + getArgName(subject.func, index) + "'");
+      if (failed(kind))
+        return failure();
+      for (double &element : elements)
+        element = roundToKind(element, *kind);
+    }
+    return elements;
+  };
+
+  for (Subject &subject : subjects) {
+    subject.values.tensors.resize(numArgs);
+    subject.values.scalars.resize(numArgs);
+  }
+  SmallVector<unsigned> gradArgs, hyperArgs, comparedArgs;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    std::string name = getArgName(reference, i);
+    std::optional<Role> role = getArgRole(reference, i);
+    if (!role)
+      return reference.emitError()
+             << "argument #" << i << " '" << name
+             << "' has no kfuse.role; check cannot choose its inputs";
+    if (*role == Role::grad) {
+      gradArgs.push_back(i);
+      continue;
+    }
+    if (*role == Role::hyper) {
+      hyperArgs.push_back(i);
+      if (name != "step" && !getArgDefault(reference, i))
+        return reference.emitError()
+               << "hyper argument #" << i << " '" << name
+               << "' has no kfuse.default; check cannot choose its value";
+      continue;
+    }
+    comparedArgs.push_back(i);
+    Distribution distribution = Distribution::Standard;
+    if (*role == Role::state)
+      distribution = StringRef(name).contains("sq") ? Distribution::SecondMoment
+                                                    : Distribution::FirstMoment;
+    FailureOr<std::vector<double>> initial = draw(i, distribution);
+    if (failed(initial))
+      return failure();
+    for (Subject &subject : subjects)
+      subject.values.tensors[i] = *initial;
+  }
+
+  for (int step = 1; step <= options.steps; ++step) {
+    for (unsigned i : gradArgs) {
+      FailureOr<std::vector<double>> grad = draw(i, Distribution::Standard);
+      if (failed(grad))
+        return failure();
+      for (Subject &subject : subjects)
+        subject.values.tensors[i] = *grad;
+    }
+    for (unsigned i : hyperArgs) {
+      double value = getArgName(reference, i) == "step"
+                         ? static_cast<double>(step)
+                         : *getArgDefault(reference, i);
+      for (Subject &subject : subjects)
+        subject.values.scalars[i] = value;
+    }
+    for (Subject &subject : subjects)
+      if (failed(
+              interpretUpdate(subject.func, subject.values, subject.precision)))
+        return failure();
+  }
+
+  double worst = -1.0;
+  for (auto [index, candidate] : llvm::enumerate(candidates)) {
+    const UpdateValues &values = subjects[index + 1].values;
+    for (unsigned i : comparedArgs) {
+      int64_t worstIndex;
+      double error =
+          computeTensorError(values.tensors[i], subjects[0].values.tensors[i],
+                             options.errorFloor, &worstIndex);
+      *candidate.error = std::max(*candidate.error, error);
+      if (error > worst) {
+        worst = error;
+        report.worstArg = getArgName(reference, i);
+        report.worstIndex = worstIndex;
+      }
+    }
+  }
+  report.passed = report.maxRelErrorUnfused <= options.tolerance &&
+                  report.maxRelErrorFused <= options.tolerance;
+  return report;
+}
+
+void printCheckReport(const CheckReport &report, const CheckOptions &options,
+                      llvm::raw_ostream &os) {
+  os << "unfused max error: " << llvm::format("%.3e", report.maxRelErrorUnfused)
+     << "\n";
+  os << "fused max error:   " << llvm::format("%.3e", report.maxRelErrorFused)
+     << "\n";
+  if (report.worstIndex >= 0)
+    os << "worst: " << report.worstArg << "[" << report.worstIndex << "]\n";
+  os << (report.passed ? "PASS" : "FAIL") << " (tolerance "
+     << llvm::format("%.1e", options.tolerance) << ", " << options.steps
+     << " steps, seed " << options.seed << ")\n";
+}
+
+} // namespace kfuse
