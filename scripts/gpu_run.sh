@@ -56,13 +56,22 @@ if [ -x "$KFUSE" ]; then
   for f in library/optim/*.mlir; do
     for dt in f32 bf16; do
       echo "+ $KFUSE bench $f --param-dtype=$dt" >>"$LOG"
-      if "$KFUSE" bench "$f" --param-dtype=$dt --state-dtype=f32 \
+      if "$KFUSE" bench "$f" --param-dtype=$dt --state-dtype=f32 --numel=67108864 \
           >>"$OUT/kfuse_bench.json" 2>>"$LOG"; then
         tail -n 1 "$OUT/kfuse_bench.json" | tee -a "$LOG"
       else
         FAILURES+=("kfuse bench $f $dt")
       fi
     done
+  done
+  step "grid size: blocks per SM (AdamW f32, 2^27 elements)"
+  for blocks in 4 8 16 64 512; do
+    if KFUSE_BLOCKS_PER_SM=$blocks "$KFUSE" bench library/optim/adamw.mlir \
+        --numel=134217728 >>"$OUT/kfuse_bench.json" 2>>"$LOG"; then
+      tail -n 1 "$OUT/kfuse_bench.json" | tee -a "$LOG"
+    else
+      FAILURES+=("kfuse bench blocks_per_sm=$blocks")
+    fi
   done
 fi
 

@@ -26,9 +26,9 @@
 
 // One pointer for the param, read and written; the grad is read-only.
 // CHECK: extern "C" __global__ void __launch_bounds__(256)
-// CHECK-NEXT: kfuse_decayed_sgd_0(float *__restrict__ param, float lr, float wd, const float *__restrict__ grad) {
-// CHECK: const float [[LRWD:v[0-9]+]] = lr * wd;
-// CHECK: const float [[DECAY]] = 1.0f - [[LRWD]];
+// CHECK-NEXT: kfuse_decayed_sgd_0(float *__restrict__ param, double lr, double wd, const float *__restrict__ grad) {
+// CHECK: const double [[LRWD:v[0-9]+]] = lr * wd;
+// CHECK: const double [[DECAY]] = 1.0f - [[LRWD]];
 // CHECK: const unsigned int count = 1024u;
 // CHECK: const unsigned int vectors = count / 4u;
 // CHECK: for (unsigned int i = tid; i < vectors; i += stride) {

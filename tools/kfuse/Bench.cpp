@@ -95,6 +95,7 @@ static Expected<json::Object> bench(const CommonOptions &options,
                       {"kernels",
                        static_cast<int64_t>((*compiled)->plan.kernels.size())},
                       {"bytes_per_element", bytesPerElement},
+                      {"blocks_per_sm", defaultBlocksPerSm()},
                       {"ms", median},
                       {"GBps", gbps}};
 }
