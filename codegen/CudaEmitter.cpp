@@ -511,11 +511,11 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
       continue;
     }
     std::string name = names.unique(fmt::format("v{}", nextValue++));
-    std::string line = fmt::format("  const {} {} = {};\n",
-                                   uniform ? getUniformType(result.getType())
-                                           : getCudaScalarType(result.getType())
-                                                 ->str(),
-                                   name, *expr);
+    std::string line =
+        fmt::format("  const {} {} = {};\n",
+                    uniform ? getUniformType(result.getType())
+                            : getCudaScalarType(result.getType())->str(),
+                    name, *expr);
     if (uniform) {
       uniformNames[result] = name;
       prologue += line;
@@ -586,9 +586,9 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
     out += "  // Uniform values, once per thread.\n" + prologue;
   SmallVector<std::string> fieldInits;
   for (Value field : uniformFields)
-    fieldInits.push_back(
-        fmt::format("({}){}", getCudaScalarType(field.getType())->str(),
-                    uniformNames.lookup(field)));
+    fieldInits.push_back(fmt::format("({}){}",
+                                     getCudaScalarType(field.getType())->str(),
+                                     uniformNames.lookup(field)));
   out += fmt::format("  const {} u = {{{}}};\n", uniformsType,
                      llvm::join(fieldInits, ", "));
 

@@ -136,9 +136,8 @@ static LogicalResult checkI1(Operation *op) {
 
 /// Expressions of f32 ops that map one to one to a CUDA function or an
 /// operator; none for other ops.
-static std::optional<std::string> floatExpression(Operation *op,
-                                                  ArrayRef<std::string> x,
-                                                  bool wide) {
+static std::optional<std::string>
+floatExpression(Operation *op, ArrayRef<std::string> x, bool wide) {
   auto call = [&](StringRef function) {
     // Uniform code runs in double: the libm name without the f suffix.
     std::string name = function.str();
@@ -165,8 +164,7 @@ static std::optional<std::string> floatExpression(Operation *op,
       .Case([&](arith::MinNumFOp) { return call("fminf"); })
       .Case([&](math::SqrtOp) { return call("sqrtf"); })
       .Case([&](math::RsqrtOp) {
-        return std::string(wide ? "1.0 / sqrt(" : "1.0f / sqrtf(") + x[0] +
-               ")";
+        return std::string(wide ? "1.0 / sqrt(" : "1.0f / sqrtf(") + x[0] + ")";
       })
       .Case([&](math::PowFOp) { return call("powf"); })
       .Case([&](math::ExpOp) { return call("expf"); })
@@ -178,9 +176,8 @@ static std::optional<std::string> floatExpression(Operation *op,
       .Default([](Operation *) { return std::nullopt; });
 }
 
-FailureOr<std::string> emitOpExpression(Operation *op,
-                                        ArrayRef<std::string> operands,
-                                        bool wide) {
+FailureOr<std::string>
+emitOpExpression(Operation *op, ArrayRef<std::string> operands, bool wide) {
   if (op->getNumResults() != 1)
     return op->emitOpError() << "has " << op->getNumResults()
                              << " results; generated code needs exactly one";

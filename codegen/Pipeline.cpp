@@ -133,7 +133,7 @@ llvm::Expected<std::vector<ArgInfo>> describeUpdate(StringRef text,
     info.role = static_cast<ArgRole>(*getArgRole(func, i));
     info.defaultValue = getArgDefault(func, i);
     Type element = getElementTypeOrSelf(func.getArgumentTypes()[i]);
-    info.dtype = element.isBF16()   ? DType::bf16
+    info.dtype = element.isBF16()  ? DType::bf16
                  : element.isF16() ? DType::f16
                                    : DType::f32;
     args.push_back(std::move(info));
@@ -154,8 +154,7 @@ llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
   std::string diagnostics;
   llvm::raw_string_ostream stream(diagnostics);
   ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
-    stream << formatLocation(diag.getLocation()) << ": error: " << diag
-           << "\n";
+    stream << formatLocation(diag.getLocation()) << ": error: " << diag << "\n";
     return success();
   });
   FailureOr<KernelPlan> plan = emitCuda(findUpdate(**module));

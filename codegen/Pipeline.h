@@ -17,7 +17,7 @@ struct Specialization {
   DType paramDType = DType::f32;
   DType gradDType = DType::f32;
   DType stateDType = DType::f32;
-  int64_t numel = -1;     // -1: dynamic
+  int64_t numel = -1;      // -1: dynamic
   unsigned alignment = 16; // bytes, a power of two
   /// A stable text form, part of cache keys.
   std::string key() const;

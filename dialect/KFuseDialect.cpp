@@ -41,8 +41,8 @@ LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
                                                      NamedAttribute attr) {
   auto func = dyn_cast<func::FuncOp>(op);
   if (!func)
-    return op->emitOpError() << "'" << attr.getName()
-                             << "' is only valid on func.func arguments";
+    return op->emitOpError()
+           << "'" << attr.getName() << "' is only valid on func.func arguments";
   Type argType = func.getArgumentTypes()[argIndex];
   StringRef name = attr.getName().getValue();
 
@@ -119,7 +119,8 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
     }
   }
   if (!hasParam)
-    return func.emitOpError() << "an update needs at least one 'param' argument";
+    return func.emitOpError()
+           << "an update needs at least one 'param' argument";
 
   llvm::SmallVector<Operation *> writers(func.getNumArguments(), nullptr);
   WalkResult walk = func.walk([&](WriteOp write) {
@@ -154,24 +155,23 @@ LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'" << name << "' must be a unit attribute";
     auto func = dyn_cast<func::FuncOp>(op);
     if (!func)
-      return op->emitOpError() << "'" << name
-                               << "' may only be attached to a func.func";
+      return op->emitOpError()
+             << "'" << name << "' may only be attached to a func.func";
     return verifyUpdate(func);
   }
   if (name == kVectorWidthAttrName || name == kIndexBitsAttrName ||
       name == kAlignmentAttrName) {
     auto value = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!value || value.getInt() <= 0 ||
-        !llvm::isPowerOf2_64(value.getInt()))
-      return op->emitOpError() << "'" << name
-                               << "' must be a positive power of two";
+    if (!value || value.getInt() <= 0 || !llvm::isPowerOf2_64(value.getInt()))
+      return op->emitOpError()
+             << "'" << name << "' must be a positive power of two";
     if (name == kIndexBitsAttrName && value.getInt() != 32 &&
         value.getInt() != 64)
-      return op->emitOpError() << "'" << name << "' must be 32 or 64, got "
-                               << value.getInt();
+      return op->emitOpError()
+             << "'" << name << "' must be 32 or 64, got " << value.getInt();
     if (name == kVectorWidthAttrName && value.getInt() > 16)
-      return op->emitOpError() << "'" << name << "' must be at most 16, got "
-                               << value.getInt();
+      return op->emitOpError()
+             << "'" << name << "' must be at most 16, got " << value.getInt();
     return success();
   }
   return op->emitOpError() << "unknown kfuse attribute '" << name << "'";

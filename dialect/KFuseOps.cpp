@@ -44,9 +44,9 @@ OpFoldResult ConvertOp::fold(FoldAdaptor) {
   if (auto inner = getInput().getDefiningOp<ConvertOp>()) {
     Type source = inner.getInput().getType();
     if (source == getResult().getType() &&
-        isExactlyRepresentable(cast<FloatType>(getElementTypeOrSelf(source)),
-                               cast<FloatType>(getElementTypeOrSelf(
-                                   inner.getResult().getType()))))
+        isExactlyRepresentable(
+            cast<FloatType>(getElementTypeOrSelf(source)),
+            cast<FloatType>(getElementTypeOrSelf(inner.getResult().getType()))))
       return inner.getInput();
   }
   return {};
@@ -90,8 +90,8 @@ LogicalResult FusedOp::verify() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())
     return emitOpError() << "body has " << body.getNumArguments()
-                         << " arguments but the op has "
-                         << getInputs().size() << " inputs";
+                         << " arguments but the op has " << getInputs().size()
+                         << " inputs";
   std::optional<ArrayRef<int64_t>> shape;
   auto checkShape = [&](RankedTensorType type, StringRef what,
                         unsigned index) -> LogicalResult {
@@ -114,8 +114,8 @@ LogicalResult FusedOp::verify() {
     }
     if (argType != expected)
       return emitOpError() << "body argument #" << index << " has type "
-                           << argType << " but input #" << index
-                           << " needs " << expected;
+                           << argType << " but input #" << index << " needs "
+                           << expected;
   }
   for (auto [index, result] : llvm::enumerate(getResults()))
     if (failed(checkShape(cast<RankedTensorType>(result.getType()), "result",
@@ -137,8 +137,8 @@ LogicalResult FusedOp::verifyRegions() {
            << "yields " << yield.getValues().size() << " values but the "
            << "fused op has " << getNumResults() << " results";
   for (auto [index, value] : llvm::enumerate(yield.getValues())) {
-    Type element = cast<RankedTensorType>(getResult(index).getType())
-                       .getElementType();
+    Type element =
+        cast<RankedTensorType>(getResult(index).getType()).getElementType();
     if (value.getType() != element)
       return yield.emitOpError()
              << "operand #" << index << " has type " << value.getType()
@@ -148,8 +148,8 @@ LogicalResult FusedOp::verifyRegions() {
     if (op.getNumRegions() != 0)
       return op.emitOpError() << "is not allowed in a kfuse.fused body: only "
                                  "scalar elementwise operations are";
-    for (Type type : llvm::concat<const Type>(
-             TypeRange(op.getOperandTypes()), TypeRange(op.getResultTypes())))
+    for (Type type : llvm::concat<const Type>(TypeRange(op.getOperandTypes()),
+                                              TypeRange(op.getResultTypes())))
       if (isa<ShapedType>(type))
         return op.emitOpError() << "has a value of type " << type
                                 << " in a kfuse.fused body, which is scalar";

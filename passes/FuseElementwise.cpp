@@ -142,9 +142,8 @@ FusedOp RegionBuilder::build() {
   SmallVector<Value> escaping;
   for (Operation *op : group)
     for (Value result : op->getResults())
-      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-            return !group.contains(user);
-          }))
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *user) { return !group.contains(user); }))
         escaping.push_back(result);
   builder.setInsertionPointToEnd(body);
   SmallVector<Value> yielded = llvm::map_to_vector(
@@ -152,8 +151,8 @@ FusedOp RegionBuilder::build() {
   YieldOp::create(builder, last->getLoc(), yielded);
 
   builder.setInsertionPointAfter(last);
-  SmallVector<Location> locs = llvm::map_to_vector(
-      group, [](Operation *op) { return op->getLoc(); });
+  SmallVector<Location> locs =
+      llvm::map_to_vector(group, [](Operation *op) { return op->getLoc(); });
   auto fused = FusedOp::create(
       builder, builder.getFusedLoc(locs),
       llvm::map_to_vector(escaping, [](Value v) { return v.getType(); }),
@@ -236,8 +235,8 @@ struct FuseElementwisePass
         continue;
       // The identity in whatever element type: a convert to the same type
       // folds away once inside the region.
-      auto copy = ConvertOp::create(builder, write.getLoc(), value.getType(),
-                                    value);
+      auto copy =
+          ConvertOp::create(builder, write.getLoc(), value.getType(), value);
       write.getValueMutable().assign(copy);
     }
   }

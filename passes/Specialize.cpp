@@ -52,8 +52,7 @@ static unsigned computeVectorWidth(unsigned alignment, unsigned minElementSize,
   return std::max(1u, alignment / maxElementSize);
 }
 
-struct SpecializePass
-    : public kfuse::impl::SpecializePassBase<SpecializePass> {
+struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
   using SpecializePassBase::SpecializePassBase;
 
   void runOnOperation() override {
@@ -66,8 +65,8 @@ struct SpecializePass
 
   LogicalResult specialize(func::FuncOp func) {
     MLIRContext *context = func.getContext();
-    StringRef gradName = gradDType.empty() ? StringRef(paramDType)
-                                           : StringRef(gradDType);
+    StringRef gradName =
+        gradDType.empty() ? StringRef(paramDType) : StringRef(gradDType);
     Type paramType = parseStorageType(context, paramDType);
     Type gradType = parseStorageType(context, gradName);
     Type stateType = parseStorageType(context, stateDType);
@@ -116,9 +115,9 @@ struct SpecializePass
       if (storage == computeType)
         continue;
       // Reads go through a convert to the compute type; writes get one back.
-      auto toCompute = ConvertOp::create(
-          builder, arg.getLoc(), RankedTensorType::get(shape, computeType),
-          arg);
+      auto toCompute =
+          ConvertOp::create(builder, arg.getLoc(),
+                            RankedTensorType::get(shape, computeType), arg);
       ++numConverts;
       arg.replaceUsesWithIf(toCompute.getResult(), [&](OpOperand &use) {
         if (use.getOwner() == toCompute)
@@ -142,11 +141,11 @@ struct SpecializePass
       func.walk([&](Operation *op) {
         for (OpResult result : op->getResults())
           if (auto tensor = dyn_cast<RankedTensorType>(result.getType()))
-            result.setType(RankedTensorType::get({numel},
-                                                 tensor.getElementType()));
+            result.setType(
+                RankedTensorType::get({numel}, tensor.getElementType()));
       });
-    func.setFunctionType(FunctionType::get(
-        context, entry.getArgumentTypes(), func.getResultTypes()));
+    func.setFunctionType(FunctionType::get(context, entry.getArgumentTypes(),
+                                           func.getResultTypes()));
 
     unsigned vectorWidth = computeVectorWidth(alignment, minSize, maxSize);
     // Unsigned 32-bit indices leave 2^31 of headroom for the grid stride.

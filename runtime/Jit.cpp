@@ -404,9 +404,8 @@ llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
     if (plan.numel == -1)
       params.push_back(&n);
 
-    unsigned grid =
-        gridSize(numel, kernel.vectorWidth, kernel.blockSize, device->smCount,
-                 defaultBlocksPerSm());
+    unsigned grid = gridSize(numel, kernel.vectorWidth, kernel.blockSize,
+                             device->smCount, defaultBlocksPerSm());
     std::string where =
         "kernel '" + kernel.name + "' (" + kernel.location + ")";
     if (llvm::Error error = driver->check(

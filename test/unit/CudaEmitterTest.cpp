@@ -284,7 +284,8 @@ TEST_F(CudaEmitterTest, AdamWBf16ParamsF32States) {
       << source;
   EXPECT_TRUE(contains(source, "kfuse_bf16_to_f32(param_in)")) << source;
   EXPECT_TRUE(contains(source, "kfuse_f32_to_bf16(")) << source;
-  // Both pow calls (in double, uniform) are hoisted out of the element function.
+  // Both pow calls (in double, uniform) are hoisted out of the element
+  // function.
   size_t element = source.find("kfuse_adamw_0_element(const");
   size_t kernelStart = source.find("\nkfuse_adamw_0(");
   ASSERT_NE(element, std::string::npos);

@@ -31,15 +31,8 @@ static Expected<json::Object> bench(const CommonOptions &options,
       Update::create(text, options.input);
   if (!update)
     return update.takeError();
-  std::vector<ArgInfo> args((*update)->args().begin(),
-                            (*update)->args().end());
-  for (ArgInfo &arg : args)
-    if (arg.role == ArgRole::param)
-      arg.dtype = options.spec.paramDType;
-    else if (arg.role == ArgRole::grad)
-      arg.dtype = options.spec.gradDType;
-    else if (arg.role == ArgRole::state)
-      arg.dtype = options.spec.stateDType;
+  std::vector<ArgInfo> args =
+      withStorageDTypes((*update)->args(), options.spec);
 
   std::mt19937_64 rng(7);
   UpdateValues values = makeRandomInputs(args, numel, rng);
@@ -55,8 +48,8 @@ static Expected<json::Object> bench(const CommonOptions &options,
     if (Error error = (*update)->launch(launchArgs, nullptr, options.pipeline))
       return std::move(error);
   CUevent begin, end;
-  if (Error error = driver->check(driver->cuEventCreate(&begin, 0),
-                                  "cuEventCreate"))
+  if (Error error =
+          driver->check(driver->cuEventCreate(&begin, 0), "cuEventCreate"))
     return std::move(error);
   if (Error error =
           driver->check(driver->cuEventCreate(&end, 0), "cuEventCreate"))
@@ -87,17 +80,17 @@ static Expected<json::Object> bench(const CommonOptions &options,
     return compiled.takeError();
   unsigned bytesPerElement = (*compiled)->plan.bytesPerElement();
   double gbps = double(bytesPerElement) * numel / (median * 1e-3) / 1e9;
-  return json::Object{{"update", (*compiled)->plan.updateName},
-                      {"arch", device->arch},
-                      {"numel", numel},
-                      {"param_dtype", dtypeName(options.spec.paramDType)},
-                      {"state_dtype", dtypeName(options.spec.stateDType)},
-                      {"kernels",
-                       static_cast<int64_t>((*compiled)->plan.kernels.size())},
-                      {"bytes_per_element", bytesPerElement},
-                      {"blocks_per_sm", defaultBlocksPerSm()},
-                      {"ms", median},
-                      {"GBps", gbps}};
+  return json::Object{
+      {"update", (*compiled)->plan.updateName},
+      {"arch", device->arch},
+      {"numel", numel},
+      {"param_dtype", dtypeName(options.spec.paramDType)},
+      {"state_dtype", dtypeName(options.spec.stateDType)},
+      {"kernels", static_cast<int64_t>((*compiled)->plan.kernels.size())},
+      {"bytes_per_element", bytesPerElement},
+      {"blocks_per_sm", defaultBlocksPerSm()},
+      {"ms", median},
+      {"GBps", gbps}};
 }
 
 int runBench(const CommonOptions &options, int64_t numel, int iterations,

@@ -14,7 +14,6 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
-
 using namespace llvm;
 using namespace mlir;
 
@@ -47,15 +46,8 @@ static Expected<DeviceCheck> checkOnDevice(StringRef text,
       Update::create(text, options.input);
   if (!update)
     return update.takeError();
-  std::vector<ArgInfo> args((*update)->args().begin(),
-                            (*update)->args().end());
-  for (ArgInfo &arg : args)
-    if (arg.role == ArgRole::param)
-      arg.dtype = options.spec.paramDType;
-    else if (arg.role == ArgRole::grad)
-      arg.dtype = options.spec.gradDType;
-    else if (arg.role == ArgRole::state)
-      arg.dtype = options.spec.stateDType;
+  std::vector<ArgInfo> args =
+      withStorageDTypes((*update)->args(), options.spec);
 
   std::mt19937_64 rng(checkOptions.seed);
   UpdateValues expected = makeRandomInputs(args, checkOptions.numel, rng);
@@ -74,8 +66,8 @@ static Expected<DeviceCheck> checkOnDevice(StringRef text,
       for (auto [index, arg] : llvm::enumerate(args))
         if (arg.role == ArgRole::grad)
           onDevice.tensors[index] = expected.tensors[index];
-      Expected<DeviceTensors> next = DeviceTensors::upload(
-          *driver, args, onDevice, checkOptions.numel);
+      Expected<DeviceTensors> next =
+          DeviceTensors::upload(*driver, args, onDevice, checkOptions.numel);
       if (!next)
         return next.takeError();
       *tensors = std::move(*next);
@@ -92,10 +84,10 @@ static Expected<DeviceCheck> checkOnDevice(StringRef text,
     return std::move(error);
   for (auto [index, arg] : llvm::enumerate(args))
     if (arg.role == ArgRole::param || arg.role == ArgRole::state)
-      result.maxError = std::max(
-          result.maxError, computeTensorError(actual.tensors[index],
-                                              expected.tensors[index],
-                                              checkOptions.errorFloor));
+      result.maxError = std::max(result.maxError,
+                                 computeTensorError(actual.tensors[index],
+                                                    expected.tensors[index],
+                                                    checkOptions.errorFloor));
   result.ran = true;
   return result;
 }
@@ -131,8 +123,7 @@ int runCheck(const CommonOptions &options, int64_t numel, int steps,
   std::unique_ptr<MLIRContext> context = createContext();
   PipelineOptions unfusedPipeline;
   unfusedPipeline.fuse = false;
-  auto unfused =
-      compileModule(*context, *text, specialized, unfusedPipeline);
+  auto unfused = compileModule(*context, *text, specialized, unfusedPipeline);
   if (!unfused)
     return reportError(unfused.takeError());
   auto fused = compileModule(*context, *text, specialized, options.pipeline);

@@ -69,22 +69,21 @@ static json::Object makeStats(const KernelPlan &plan, const NvrtcResult &nvrtc,
     for (const KernelResources &resources : nvrtc.resources)
       if (resources.name == kernel.name) {
         entry["registers"] = resources.registers;
-        entry["spills"] =
-            resources.spillStoreBytes + resources.spillLoadBytes;
+        entry["spills"] = resources.spillStoreBytes + resources.spillLoadBytes;
         entry["stack_bytes"] = resources.stackBytes;
       }
     kernels.push_back(std::move(entry));
   }
-  return json::Object{{"update", plan.updateName},
-                      {"arch", arch},
-                      {"kernels", static_cast<int64_t>(plan.kernels.size())},
-                      {"bytes_per_element", plan.bytesPerElement()},
-                      {"numel", plan.numel},
-                      {"temporaries",
-                       static_cast<int64_t>(plan.temporaries.size())},
-                      {"per_kernel", std::move(kernels)},
-                      {"nvrtc_ms", nvrtc.compileMs},
-                      {"total_ms", totalMs}};
+  return json::Object{
+      {"update", plan.updateName},
+      {"arch", arch},
+      {"kernels", static_cast<int64_t>(plan.kernels.size())},
+      {"bytes_per_element", plan.bytesPerElement()},
+      {"numel", plan.numel},
+      {"temporaries", static_cast<int64_t>(plan.temporaries.size())},
+      {"per_kernel", std::move(kernels)},
+      {"nvrtc_ms", nvrtc.compileMs},
+      {"total_ms", totalMs}};
 }
 
 int runCompile(const CommonOptions &options, const std::string &emit,

@@ -22,6 +22,19 @@ static double roundTo(DType dtype, double value) {
   }
 }
 
+std::vector<ArgInfo> withStorageDTypes(ArrayRef<ArgInfo> args,
+                                       const Specialization &spec) {
+  std::vector<ArgInfo> result(args.begin(), args.end());
+  for (ArgInfo &arg : result)
+    if (arg.role == ArgRole::param)
+      arg.dtype = spec.paramDType;
+    else if (arg.role == ArgRole::grad)
+      arg.dtype = spec.gradDType;
+    else if (arg.role == ArgRole::state)
+      arg.dtype = spec.stateDType;
+  return result;
+}
+
 UpdateValues makeRandomInputs(ArrayRef<ArgInfo> args, int64_t numel,
                               std::mt19937_64 &rng) {
   UpdateValues values;
@@ -91,30 +104,29 @@ Expected<DeviceTensors> DeviceTensors::upload(CudaDriver &driver,
         float f = static_cast<float>(value);
         std::memcpy(&staging[i * 4], &f, 4);
       } else {
-        uint16_t bits = arg.dtype == DType::bf16 ? toBF16Bits(value)
-                                                 : toF16Bits(value);
+        uint16_t bits =
+            arg.dtype == DType::bf16 ? toBF16Bits(value) : toF16Bits(value);
         std::memcpy(&staging[i * 2], &bits, 2);
       }
     }
-    if (Error error = driver.check(
-            driver.cuMemcpyHtoD(result.buffers[index].get(), staging.data(),
-                                staging.size()),
-            "cuMemcpyHtoD"))
+    if (Error error =
+            driver.check(driver.cuMemcpyHtoD(result.buffers[index].get(),
+                                             staging.data(), staging.size()),
+                         "cuMemcpyHtoD"))
       return std::move(error);
   }
   return std::move(result);
 }
 
-std::vector<LaunchArg> DeviceTensors::launchArgs(
-    const UpdateValues &values) const {
+std::vector<LaunchArg>
+DeviceTensors::launchArgs(const UpdateValues &values) const {
   std::vector<LaunchArg> launch(args.size());
   for (auto [index, arg] : llvm::enumerate(args)) {
     if (arg.role == ArgRole::hyper) {
       launch[index].value = values.scalars[index];
       continue;
     }
-    launch[index].data =
-        reinterpret_cast<const void *>(buffers[index].get());
+    launch[index].data = reinterpret_cast<const void *>(buffers[index].get());
     launch[index].numel = numel;
     launch[index].dtype = arg.dtype;
   }
@@ -128,10 +140,10 @@ Error DeviceTensors::download(UpdateValues &values) const {
       continue;
     unsigned size = dtypeSize(arg.dtype);
     staging.resize(numel * size);
-    if (Error error = driver->check(
-            driver->cuMemcpyDtoH(staging.data(), buffers[index].get(),
-                                 staging.size()),
-            "cuMemcpyDtoH"))
+    if (Error error = driver->check(driver->cuMemcpyDtoH(staging.data(),
+                                                         buffers[index].get(),
+                                                         staging.size()),
+                                    "cuMemcpyDtoH"))
       return error;
     std::vector<double> &tensor = values.tensors[index];
     tensor.resize(numel);

@@ -30,6 +30,10 @@ private:
   int64_t numel = 0;
 };
 
+/// `args` with each tensor's dtype set from `spec` by role.
+std::vector<ArgInfo> withStorageDTypes(llvm::ArrayRef<ArgInfo> args,
+                                       const Specialization &spec);
+
 /// Random inputs as `kfuse check` draws them: params and grads ~ N(0, 1),
 /// states ~ N(0, 0.1) or |N(0, 0.01)| for second moments ("sq" in the
 /// name), hypers at their defaults; every tensor rounded to its dtype.

@@ -20,8 +20,9 @@ using namespace kfuse;
 
 static cl::SubCommand compileCommand("compile",
                                      "compile an update to CUDA, PTX or cubin");
-static cl::SubCommand checkCommand(
-    "check", "compare the unfused and fused update against float64");
+static cl::SubCommand
+    checkCommand("check",
+                 "compare the unfused and fused update against float64");
 static cl::SubCommand benchCommand("bench", "time the update on the GPU");
 
 static cl::OptionCategory category("kfuse options");
@@ -33,10 +34,12 @@ static cl::opt<std::string> input(cl::Positional, cl::desc("<update.mlir>"),
                                   cl::Required, KFUSE_ALL_COMMANDS,
                                   cl::cat(category));
 static cl::opt<std::string>
-    paramDType("param-dtype", cl::desc("storage dtype of params: f32, bf16, f16"),
+    paramDType("param-dtype",
+               cl::desc("storage dtype of params: f32, bf16, f16"),
                cl::init("f32"), KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<std::string>
-    gradDType("grad-dtype", cl::desc("storage dtype of grads (default: params')"),
+    gradDType("grad-dtype",
+              cl::desc("storage dtype of grads (default: params')"),
               cl::init(""), KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<std::string>
     stateDType("state-dtype", cl::desc("storage dtype of optimizer states"),
@@ -45,8 +48,9 @@ static cl::opt<unsigned>
     alignment("alignment", cl::desc("bytes every tensor pointer is aligned to"),
               cl::init(16), KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<std::string>
-    arch("arch", cl::desc("GPU arch, e.g. sm_90 (default: the local GPU's, "
-                          "else sm_90)"),
+    arch("arch",
+         cl::desc("GPU arch, e.g. sm_90 (default: the local GPU's, "
+                  "else sm_90)"),
          cl::init(""), KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("one kernel per elementwise op"),
@@ -57,24 +61,25 @@ static cl::opt<unsigned>
                  cl::init(0), KFUSE_ALL_COMMANDS, cl::cat(category));
 
 static cl::opt<int64_t>
-    compileNumel("numel", cl::desc("element count to specialize on (-1: dynamic)"),
+    compileNumel("numel",
+                 cl::desc("element count to specialize on (-1: dynamic)"),
                  cl::init(-1), cl::sub(compileCommand), cl::cat(category));
 static cl::opt<std::string> emit("emit", cl::desc("mlir, cuda, ptx or cubin"),
                                  cl::init("cuda"), cl::sub(compileCommand),
                                  cl::cat(category));
-static cl::opt<std::string> output("o", cl::desc("output file (default: stdout)"),
+static cl::opt<std::string> output("o",
+                                   cl::desc("output file (default: stdout)"),
                                    cl::init("-"), cl::sub(compileCommand),
                                    cl::cat(category));
 static cl::opt<bool>
-    stats("stats",
-          cl::desc("print one JSON line of kernel statistics, last"),
+    stats("stats", cl::desc("print one JSON line of kernel statistics, last"),
           cl::sub(compileCommand), cl::cat(category));
 
 static cl::opt<int64_t> checkNumel("numel", cl::desc("elements per tensor"),
                                    cl::init(4099), cl::sub(checkCommand),
                                    cl::cat(category));
-static cl::opt<int> steps("steps", cl::desc("update steps to run"),
-                          cl::init(3), cl::sub(checkCommand), cl::cat(category));
+static cl::opt<int> steps("steps", cl::desc("update steps to run"), cl::init(3),
+                          cl::sub(checkCommand), cl::cat(category));
 static cl::opt<double>
     tolerance("tolerance",
               cl::desc("largest relative error that passes (default: 1e-6, "
