@@ -43,10 +43,22 @@ static Expected<json::Object> bench(const CommonOptions &options,
   values.tensors.clear();
   values.tensors.resize(args.size());
   std::vector<LaunchArg> launchArgs = tensors->launchArgs(values);
+  // Steps advance as in training: a step-1 special case (SGD's momentum
+  // buffer starts as the gradient) must not make the timed launches skip
+  // reading a state.
+  int step = 0;
+  auto nextStep = [&] {
+    ++step;
+    for (auto [index, arg] : llvm::enumerate(args))
+      if (arg.role == ArgRole::hyper && arg.name == "step")
+        launchArgs[index].value = step;
+  };
 
-  for (int i = 0; i < warmup; ++i)
+  for (int i = 0; i < warmup; ++i) {
+    nextStep();
     if (Error error = (*update)->launch(launchArgs, nullptr, options.pipeline))
       return std::move(error);
+  }
   CUevent begin, end;
   if (Error error =
           driver->check(driver->cuEventCreate(&begin, 0), "cuEventCreate"))
@@ -56,6 +68,7 @@ static Expected<json::Object> bench(const CommonOptions &options,
     return std::move(error);
   std::vector<double> times;
   for (int i = 0; i < iterations; ++i) {
+    nextStep();
     driver->cuEventRecord(begin, nullptr);
     if (Error error = (*update)->launch(launchArgs, nullptr, options.pipeline))
       return std::move(error);
