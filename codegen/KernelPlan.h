@@ -50,8 +50,63 @@ struct KernelParam {
   bool written = false;
 };
 
+//===----------------------------------------------------------------------===//
+// Multi-tensor plans
+//===----------------------------------------------------------------------===//
+//
+// An update marked `kfuse.multi_tensor` (kfuse-horizontal) runs over a whole
+// list of tensor groups in one launch. Its kernel walks a device-side table:
+// one MultiTensorEntry per group (the pointers of the update's tensor
+// arguments, in argument order, and the element count) and a list of
+// MultiTensorChunks, equal slices of the groups' elements, that the blocks of
+// a grid-stride loop over chunks take in turn. The generated source declares
+// the same two structs (layout asserted there with static_assert).
+//
+// Multi-tensor kernel signature, for every kernel of such a plan:
+//   (const kfuse_entry *entries, const kfuse_chunk *chunks,
+//    long long num_chunks, double *hypers, const float *found_inf,
+//    unsigned int *done_counter)
+// - hypers: device array of doubles, one slot per update argument (only the
+//   hyper slots are read): hyperparameters live on the device, so a captured
+//   graph replays with whatever a scheduler wrote there (capturable).
+// - A hyper named "step" holds the number of steps taken: the kernel computes
+//   with hypers[step] + 1, and the last block to finish (counted in
+//   *done_counter, which it resets to 0) stores hypers[step] + 1.
+// - found_inf: null, or a device flag; when *found_inf != 0 the kernel
+//   returns before any write and the step does not advance.
+// The found-inf scan kernel (KernelInfo::Role::FoundInfScan) has the
+// signature (entries, chunks, num_chunks, const double *hypers,
+// float *found_inf) and sets *found_inf = 1 when any grad element is inf or
+// NaN; the runtime zeroes the flag before it.
+
+/// Most tensor arguments an update may have in a multi-tensor plan.
+constexpr unsigned kMaxTensorArgs = 8;
+
+struct alignas(16) MultiTensorEntry {
+  uint64_t pointers[kMaxTensorArgs]; // by tensor-argument order; rest 0
+  int64_t numel;
+  int32_t aligned; // 1 when every pointer is 16-byte aligned
+  int32_t reserved;
+};
+static_assert(sizeof(MultiTensorEntry) == 8 * kMaxTensorArgs + 16,
+              "MultiTensorEntry layout is shared with generated code");
+
+struct MultiTensorChunk {
+  int32_t entry;    // index into the entries
+  int32_t reserved;
+  int64_t begin;    // first element; a multiple of the vector width
+  int64_t end;      // one past the last element
+};
+static_assert(sizeof(MultiTensorChunk) == 24,
+              "MultiTensorChunk layout is shared with generated code");
+
 /// One generated kernel: the launch of one fused region.
 struct KernelInfo {
+  enum class Role {
+    Update,       // one fused region
+    FoundInfScan, // multi-tensor pre-pass: any non-finite grad?
+  };
+  Role role = Role::Update;
   std::string name;                // extern "C" symbol in the source
   std::string location;            // IR location of the region, for errors
   std::vector<KernelParam> params; // then `n` (int64) when numel is dynamic
@@ -70,6 +125,15 @@ struct KernelPlan {
   int64_t numel = -1;              // -1: dynamic, passed at launch
   unsigned alignment = 16;         // bytes every pointer must be aligned to
   std::string source;              // CUDA C++ for all kernels
+  /// Multi-tensor plans: the kernels take the table signature above.
+  bool multiTensor = false;
+  /// The update arguments that are tensors, in entry-pointer order.
+  std::vector<unsigned> tensorArgs;
+  /// The argument index of the hyper named "step", or -1.
+  int stepArg = -1;
+  /// Whether the plan skips steps with non-finite grads (kfuse.found_inf:
+  /// a FoundInfScan kernel first, then the update gated on its flag).
+  bool checksFoundInf = false;
   /// Bytes the plan moves per element over all its kernels, temporaries
   /// included; for a fully fused update, every tensor argument read once and
   /// every written one written once, in its storage dtype.

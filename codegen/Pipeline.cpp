@@ -97,15 +97,20 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
 
   PassManager pm(context);
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  if (options.gradScaling)
+    funcPm.addPass(createGradScalingPass());
   SpecializePassOptions specialize;
   specialize.paramDType = dtypeName(spec.paramDType);
   specialize.gradDType = dtypeName(spec.gradDType);
   specialize.stateDType = dtypeName(spec.stateDType);
-  specialize.numel = spec.numel;
+  // Groups of a multi-tensor plan have sizes of their own.
+  specialize.numel = options.multiTensor ? -1 : spec.numel;
   specialize.alignment = spec.alignment;
   funcPm.addPass(createSpecializePass(specialize));
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
+  if (options.multiTensor)
+    funcPm.addPass(createHorizontalPass());
   FuseElementwisePassOptions fuse;
   fuse.maxGroupSize = options.fuse ? options.maxGroupSize : 1;
   funcPm.addPass(createFuseElementwisePass(fuse));

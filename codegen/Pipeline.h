@@ -26,6 +26,12 @@ struct Specialization {
 struct PipelineOptions {
   bool fuse = true;          // false: one kernel per elementwise op
   unsigned maxGroupSize = 0; // 0: unbounded
+  /// kfuse-horizontal: one kernel over a table of tensor groups (the
+  /// element count stays dynamic).
+  bool multiTensor = false;
+  /// kfuse-grad-scaling: an `inv_scale` hyper multiplies every grad, and the
+  /// step is skipped on the device when a grad is not finite.
+  bool gradScaling = false;
 };
 
 /// A context with every dialect an update may use loaded.
@@ -37,8 +43,9 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 parseUpdate(mlir::MLIRContext &context, llvm::StringRef text,
             llvm::StringRef bufferName);
 
-/// Runs kfuse-specialize, canonicalize and kfuse-fuse-elementwise on the
-/// update of `module`.
+/// Runs kfuse-grad-scaling (when asked), kfuse-specialize, canonicalize,
+/// kfuse-horizontal (when asked) and kfuse-fuse-elementwise on the update of
+/// `module`.
 llvm::Error runPipeline(mlir::ModuleOp module, const Specialization &spec,
                         const PipelineOptions &options);
 

@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -158,6 +159,20 @@ LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError()
              << "'" << name << "' may only be attached to a func.func";
     return verifyUpdate(func);
+  }
+  if (name == kMultiTensorAttrName || name == kFoundInfAttrName) {
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !func || !isUpdate(func))
+      return op->emitOpError()
+             << "'" << name << "' must be a unit attribute on an update";
+    if (name == kFoundInfAttrName &&
+        !llvm::any_of(llvm::seq(func.getNumArguments()), [&](unsigned i) {
+          return getArgRole(func, i) == Role::hyper &&
+                 getArgName(func, i) == "inv_scale";
+        }))
+      return op->emitOpError()
+             << "'" << name << "' needs a hyper argument named 'inv_scale'";
+    return success();
   }
   if (name == kVectorWidthAttrName || name == kIndexBitsAttrName ||
       name == kAlignmentAttrName) {

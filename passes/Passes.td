@@ -57,4 +57,30 @@ def FuseElementwisePass : Pass<"kfuse-fuse-elementwise", "mlir::func::FuncOp"> {
   let dependentDialects = ["::kfuse::KFuseDialect"];
 }
 
+def HorizontalPass : Pass<"kfuse-horizontal", "mlir::func::FuncOp"> {
+  let summary = "run one update over a whole list of tensor groups";
+  let description = [{
+    Marks an update `kfuse.multi_tensor`: the same update over N tensor
+    groups (one per parameter of a model) becomes one kernel that walks a
+    device-side table of pointers and sizes in equal chunks, so a step is one
+    launch whatever the number of tensors. The runtime's planner builds the
+    table once per parameter list. The groups differ in size, so the update
+    must keep dynamic shapes, and the table holds at most 8 tensor pointers
+    per group.
+  }];
+  let dependentDialects = ["::kfuse::KFuseDialect"];
+}
+
+def GradScalingPass : Pass<"kfuse-grad-scaling", "mlir::func::FuncOp"> {
+  let summary = "GradScaler semantics: unscale grads, skip non-finite steps";
+  let description = [{
+    Adds a hyper argument `inv_scale` (default 1.0) and multiplies every read
+    of a `grad` argument by it, and marks the update `kfuse.found_inf`: its
+    plan first scans every grad for inf or NaN and the update then leaves
+    params and states untouched when it finds one, on the device, with no
+    host synchronization.
+  }];
+  let dependentDialects = ["::kfuse::KFuseDialect"];
+}
+
 #endif // KFUSE_PASSES_TD

@@ -228,3 +228,19 @@ func.func @vector_width() attributes {kfuse.vector_width = 3 : i64} {
 func.func @unknown_attr() attributes {kfuse.fast} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'kfuse.found_inf' needs a hyper argument named 'inv_scale'}}
+func.func @found_inf_without_scale(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>})
+    attributes {kfuse.update, kfuse.found_inf} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kfuse.multi_tensor' must be a unit attribute on an update}}
+func.func @multi_not_update() attributes {kfuse.multi_tensor} {
+  return
+}

@@ -121,7 +121,7 @@ int runCheck(const CommonOptions &options, int64_t numel, int steps,
   CommonOptions specialized = options;
   specialized.spec.numel = numel;
   std::unique_ptr<MLIRContext> context = createContext();
-  PipelineOptions unfusedPipeline;
+  PipelineOptions unfusedPipeline = options.pipeline;
   unfusedPipeline.fuse = false;
   auto unfused = compileModule(*context, *text, specialized, unfusedPipeline);
   if (!unfused)

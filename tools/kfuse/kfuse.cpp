@@ -55,6 +55,15 @@ static cl::opt<std::string>
 static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("one kernel per elementwise op"),
                               KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<bool>
+    multiTensor("multi-tensor",
+                cl::desc("one kernel over a table of tensor groups"),
+                KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<bool>
+    gradScaling("grad-scaling",
+                cl::desc("unscale grads by inv_scale and skip steps with "
+                         "non-finite grads"),
+                KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<unsigned>
     maxGroupSize("max-group-size",
                  cl::desc("most elementwise ops in one kernel (0: no limit)"),
@@ -128,6 +137,8 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.spec.alignment = alignment;
   options.pipeline.fuse = !noFusion;
   options.pipeline.maxGroupSize = maxGroupSize;
+  options.pipeline.multiTensor = multiTensor;
+  options.pipeline.gradScaling = gradScaling;
   options.arch = arch;
   return options;
 }

@@ -1,0 +1,10 @@
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-grad-scaling))' -verify-diagnostics
+
+
+// expected-error @+1 {{argument #1 is already named 'inv_scale'}}
+func.func @taken(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+                 %s: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "inv_scale"})
+    attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
