@@ -20,7 +20,7 @@ namespace kfuse {
 std::string Specialization::key() const {
   return std::string("param=") + dtypeName(paramDType) +
          ";grad=" + dtypeName(gradDType) + ";state=" + dtypeName(stateDType) +
-         ";numel=" + std::to_string(numel) +
+         ";model=" + dtypeName(modelDType) + ";numel=" + std::to_string(numel) +
          ";align=" + std::to_string(alignment);
 }
 
@@ -97,12 +97,15 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
 
   PassManager pm(context);
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  if (options.masterWeights)
+    funcPm.addPass(createMasterWeightsPass());
   if (options.gradScaling)
     funcPm.addPass(createGradScalingPass());
   SpecializePassOptions specialize;
   specialize.paramDType = dtypeName(spec.paramDType);
   specialize.gradDType = dtypeName(spec.gradDType);
   specialize.stateDType = dtypeName(spec.stateDType);
+  specialize.modelDType = dtypeName(spec.modelDType);
   // Groups of a multi-tensor plan have sizes of their own.
   specialize.numel = options.multiTensor ? -1 : spec.numel;
   specialize.alignment = spec.alignment;

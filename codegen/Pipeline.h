@@ -17,8 +17,9 @@ struct Specialization {
   DType paramDType = DType::f32;
   DType gradDType = DType::f32;
   DType stateDType = DType::f32;
-  int64_t numel = -1;      // -1: dynamic
-  unsigned alignment = 16; // bytes, a power of two
+  DType modelDType = DType::bf16; // model copies of master weights
+  int64_t numel = -1;             // -1: dynamic
+  unsigned alignment = 16;        // bytes, a power of two
   /// A stable text form, part of cache keys.
   std::string key() const;
 };
@@ -32,6 +33,9 @@ struct PipelineOptions {
   /// kfuse-grad-scaling: an `inv_scale` hyper multiplies every grad, and the
   /// step is skipped on the device when a grad is not finite.
   bool gradScaling = false;
+  /// kfuse-master-weights: params are f32 masters and every one gets a
+  /// `<param>_model` copy in the model dtype, written in the same pass.
+  bool masterWeights = false;
 };
 
 /// A context with every dialect an update may use loaded.
@@ -43,7 +47,8 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 parseUpdate(mlir::MLIRContext &context, llvm::StringRef text,
             llvm::StringRef bufferName);
 
-/// Runs kfuse-grad-scaling (when asked), kfuse-specialize, canonicalize,
+/// Runs kfuse-master-weights and kfuse-grad-scaling (when asked),
+/// kfuse-specialize, canonicalize,
 /// kfuse-horizontal (when asked) and kfuse-fuse-elementwise on the update of
 /// `module`.
 llvm::Error runPipeline(mlir::ModuleOp module, const Specialization &spec,

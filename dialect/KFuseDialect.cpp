@@ -141,10 +141,18 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
   });
   if (walk.wasInterrupted())
     return failure();
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (getArgRole(func, i) == Role::param && !writers[i])
-      return func.emitOpError() << "param argument #" << i << " ('"
-                                << getArgName(func, i) << "') is never written";
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    std::optional<Role> role = getArgRole(func, i);
+    if ((role == Role::param || role == Role::model) && !writers[i])
+      return func.emitOpError()
+             << stringifyRole(*role) << " argument #" << i << " ('"
+             << getArgName(func, i) << "') is never written";
+    if (role == Role::model)
+      for (OpOperand &use : func.getArgument(i).getUses())
+        if (!isa<WriteOp>(use.getOwner()) || use.getOperandNumber() != 1)
+          return use.getOwner()->emitOpError()
+                 << "reads model argument #" << i << ", which is written only";
+  }
   return success();
 }
 

@@ -61,7 +61,8 @@ def KFuse_Role : I32EnumAttr<"Role", "role of an update operand", [
     I32EnumAttrCase<"param", 0>,
     I32EnumAttrCase<"grad", 1>,
     I32EnumAttrCase<"state", 2>,
-    I32EnumAttrCase<"hyper", 3>]> {
+    I32EnumAttrCase<"hyper", 3>,
+    I32EnumAttrCase<"model", 4>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::kfuse";
 }
@@ -70,8 +71,9 @@ def KFuse_RoleAttr : EnumAttr<KFuse_Dialect, KFuse_Role, "role"> {
   let summary = "role of an update operand";
   let description = [{
     `param` tensors are read and written in place, `grad` tensors are read
-    only, `state` tensors (optimizer moments) may be read and written, and
-    `hyper` scalars are uniform over all elements.
+    only, `state` tensors (optimizer moments) may be read and written,
+    `hyper` scalars are uniform over all elements, and `model` tensors are
+    written only: the low-precision model copy of f32 master weights.
 
     ```mlir
     %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>}

@@ -67,10 +67,11 @@ LogicalResult WriteOp::verify() {
     return emitOpError() << "target argument #" << target.getArgNumber()
                          << " has no kfuse.role; declare it as a 'state' to "
                             "write it";
-  if (*role != Role::param && *role != Role::state)
+  if (*role != Role::param && *role != Role::state && *role != Role::model)
     return emitOpError() << "target argument #" << target.getArgNumber()
                          << " has role '" << stringifyRole(*role)
-                         << "'; only 'param' and 'state' arguments are written";
+                         << "'; only 'param', 'state' and 'model' arguments "
+                            "are written";
   return success();
 }
 

@@ -23,6 +23,8 @@ def SpecializePass : Pass<"kfuse-specialize", "mlir::func::FuncOp"> {
            "storage element type of grads (default: the param dtype)">,
     Option<"stateDType", "state-dtype", "std::string", "\"f32\"",
            "storage element type of optimizer states">,
+    Option<"modelDType", "model-dtype", "std::string", "\"bf16\"",
+           "storage element type of model copies (master weights)">,
     Option<"numel", "numel", "int64_t", "-1",
            "element count of every tensor; -1 keeps it dynamic">,
     Option<"alignment", "alignment", "int64_t", "16",
@@ -79,6 +81,18 @@ def GradScalingPass : Pass<"kfuse-grad-scaling", "mlir::func::FuncOp"> {
     plan first scans every grad for inf or NaN and the update then leaves
     params and states untouched when it finds one, on the device, with no
     host synchronization.
+  }];
+  let dependentDialects = ["::kfuse::KFuseDialect"];
+}
+
+def MasterWeightsPass : Pass<"kfuse-master-weights", "mlir::func::FuncOp"> {
+  let summary = "write a low-precision model copy of f32 master params";
+  let description = [{
+    Mixed-precision training keeps f32 master weights in the optimizer and a
+    bf16 or f16 copy in the model. For every `param` argument this pass adds
+    a `model` argument, named `<param>_model`, and writes the updated param
+    to it too: the copy is made in the same pass over memory as the update,
+    in the storage dtype `kfuse-specialize` binds (`model-dtype`).
   }];
   let dependentDialects = ["::kfuse::KFuseDialect"];
 }

@@ -70,11 +70,13 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
     Type paramType = parseStorageType(context, paramDType);
     Type gradType = parseStorageType(context, gradName);
     Type stateType = parseStorageType(context, stateDType);
+    Type modelType = parseStorageType(context, modelDType);
     for (auto [option, value, type] :
          {std::tuple<StringRef, StringRef, Type>{"param-dtype", paramDType,
                                                  paramType},
           {"grad-dtype", gradName, gradType},
-          {"state-dtype", stateDType, stateType}})
+          {"state-dtype", stateDType, stateType},
+          {"model-dtype", modelDType, modelType}})
       if (!type)
         return func.emitError() << "unknown dtype '" << value << "' for "
                                 << option << "; expected f32, bf16 or f16";
@@ -100,9 +102,10 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
         return func.emitError()
                << "argument #" << arg.getArgNumber() << " has static shape "
                << type << " but numel is " << numel.getValue();
-      Type storage = *role == Role::param  ? paramType
-                     : *role == Role::grad ? gradType
-                                           : stateType;
+      Type storage = *role == Role::param   ? paramType
+                     : *role == Role::grad  ? gradType
+                     : *role == Role::model ? modelType
+                                            : stateType;
       SmallVector<int64_t> shape(type.getShape());
       if (numel >= 0)
         shape = {numel};
@@ -114,17 +117,20 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
       arg.setType(storageType);
       if (storage == computeType)
         continue;
-      // Reads go through a convert to the compute type; writes get one back.
-      auto toCompute =
-          ConvertOp::create(builder, arg.getLoc(),
-                            RankedTensorType::get(shape, computeType), arg);
-      ++numConverts;
-      arg.replaceUsesWithIf(toCompute.getResult(), [&](OpOperand &use) {
-        if (use.getOwner() == toCompute)
-          return false;
-        auto write = dyn_cast<WriteOp>(use.getOwner());
-        return !write || use.getOperandNumber() != 1;
-      });
+      // Reads go through a convert to the compute type (model copies are
+      // never read); writes get one back.
+      if (*role != Role::model) {
+        auto toCompute =
+            ConvertOp::create(builder, arg.getLoc(),
+                              RankedTensorType::get(shape, computeType), arg);
+        ++numConverts;
+        arg.replaceUsesWithIf(toCompute.getResult(), [&](OpOperand &use) {
+          if (use.getOwner() == toCompute)
+            return false;
+          auto write = dyn_cast<WriteOp>(use.getOwner());
+          return !write || use.getOperandNumber() != 1;
+        });
+      }
       for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
         auto write = dyn_cast<WriteOp>(user);
         if (!write || write.getTarget() != arg)

@@ -82,7 +82,7 @@ func.func @write_grad(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>},
                       %g: tensor<4xf32> {kfuse.role = #kfuse.role<grad>})
     attributes {kfuse.update} {
   kfuse.write %g to %p : tensor<4xf32>
-  // expected-error @+1 {{target argument #1 has role 'grad'; only 'param' and 'state' arguments are written}}
+  // expected-error @+1 {{target argument #1 has role 'grad'; only 'param', 'state' and 'model' arguments are written}}
   kfuse.write %p to %g : tensor<4xf32>
   return
 }
@@ -242,5 +242,27 @@ func.func @found_inf_without_scale(%p: tensor<?xf32> {kfuse.role = #kfuse.role<p
 
 // expected-error @+1 {{'kfuse.multi_tensor' must be a unit attribute on an update}}
 func.func @multi_not_update() attributes {kfuse.multi_tensor} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{model argument #1 ('copy') is never written}}
+func.func @unwritten_model(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+                           %c: tensor<?xf32> {kfuse.role = #kfuse.role<model>, kfuse.name = "copy"})
+    attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @read_model(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+                      %c: tensor<?xf32> {kfuse.role = #kfuse.role<model>})
+    attributes {kfuse.update} {
+  // expected-error @+1 {{'arith.addf' op reads model argument #1, which is written only}}
+  %s = arith.addf %p, %c : tensor<?xf32>
+  kfuse.write %s to %p : tensor<?xf32>
+  kfuse.write %p to %c : tensor<?xf32>
   return
 }

@@ -44,6 +44,14 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     stateDType("state-dtype", cl::desc("storage dtype of optimizer states"),
                cl::init("f32"), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<std::string>
+    modelDType("model-dtype",
+               cl::desc("storage dtype of model copies (--master-weights)"),
+               cl::init("bf16"), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<bool> masterWeights(
+    "master-weights",
+    cl::desc("f32 master params with a model copy written in the same pass"),
+    KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<unsigned>
     alignment("alignment", cl::desc("bytes every tensor pointer is aligned to"),
               cl::init(16), KFUSE_ALL_COMMANDS, cl::cat(category));
@@ -128,17 +136,22 @@ static Expected<CommonOptions> collectCommonOptions() {
   Expected<DType> state = parse("state-dtype", stateDType);
   if (!state)
     return state.takeError();
+  Expected<DType> model = parse("model-dtype", modelDType);
+  if (!model)
+    return model.takeError();
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
     return createStringError("--alignment must be a power of two, got " +
                              Twine(alignment.getValue()));
   options.spec.paramDType = *param;
   options.spec.gradDType = *grad;
   options.spec.stateDType = *state;
+  options.spec.modelDType = *model;
   options.spec.alignment = alignment;
   options.pipeline.fuse = !noFusion;
   options.pipeline.maxGroupSize = maxGroupSize;
   options.pipeline.multiTensor = multiTensor;
   options.pipeline.gradScaling = gradScaling;
+  options.pipeline.masterWeights = masterWeights;
   options.arch = arch;
   return options;
 }
