@@ -13,9 +13,16 @@
 // argument that a later kernel still reads: such a store goes to a temporary
 // that the last reader of the argument copies into it.
 //
+// An update marked kfuse.multi_tensor gets one kernel over a table of tensor
+// groups instead (KernelPlan.h fixes its ABI, CudaMultiTensor.h has the
+// table walk): the same element function, called from loops over the
+// table's chunks, with hyperparameters read from the device; kfuse.found_inf
+// puts a scan of the grads before it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CudaEmitter.h"
+#include "codegen/CudaMultiTensor.h"
 #include "codegen/CudaOps.h"
 #include "codegen/CudaPrelude.h"
 #include "dialect/KFuseUpdate.h"
@@ -57,20 +64,6 @@ std::optional<DType> getStorageDType(Type type) {
   return std::nullopt;
 }
 
-/// The C++ type elements of `dtype` are stored as.
-const char *getStorageCType(DType dtype) {
-  switch (dtype) {
-  case DType::f32:
-    return "float";
-  case DType::bf16:
-  case DType::f16:
-    return "unsigned short";
-  case DType::pred:
-    return "unsigned char";
-  }
-  return "?";
-}
-
 ArgRole toArgRole(Role role) {
   switch (role) {
   case Role::param:
@@ -81,6 +74,8 @@ ArgRole toArgRole(Role role) {
     return ArgRole::state;
   case Role::hyper:
     return ArgRole::hyper;
+  case Role::model:
+    return ArgRole::model;
   }
   return ArgRole::hyper;
 }
@@ -104,7 +99,13 @@ std::string sanitizeIdentifier(StringRef text) {
 /// of the names the kernel template and the prelude use.
 class NameTable {
 public:
-  NameTable() {
+  explicit NameTable(bool multiTensor = false) {
+    if (multiTensor)
+      for (const char *reserved :
+           {"entries", "chunks", "num_chunks", "hypers", "found_inf",
+            "done_counter", "c", "chunk", "entry", "vector_end", "prev",
+            "finite", "nullptr", "atomicAdd"})
+        used.insert(reserved);
     for (const char *reserved :
          {"u",       "n",        "i",         "j",        "count",
           "tid",     "stride",   "vectors",   "auto",     "bool",
@@ -148,6 +149,21 @@ struct Slot {
   std::string out;  // the element function's output
 };
 
+/// A kernel whose parameters, uniform values and element function are
+/// emitted, ready for the loops that call the element function.
+struct KernelBody {
+  explicit KernelBody(bool multiTensor) : names(multiTensor) {}
+  NameTable names;
+  std::string name;
+  std::vector<Slot> slots;
+  std::string elementFunction;
+  std::string prologue;    // uniform math, in double
+  std::string uniformInit; // the statement that fills `u`
+  KernelInfo info;
+  /// Locals of the loops, per slot, named on first use.
+  DenseMap<unsigned, std::string> vectorIn, vectorOut, scalarOut;
+};
+
 /// A store of the element function: `value` of the body, or the input of
 /// slot `copyFrom` (a deferred write), into written slot `slot`.
 struct Store {
@@ -166,7 +182,18 @@ private:
   LogicalResult collectArgs();
   LogicalResult collectOps();
   LogicalResult planStores();
-  LogicalResult emitKernel(unsigned index, std::string &out);
+  LogicalResult emitElementFunction(unsigned index, KernelBody &kernel,
+                                    std::string &out);
+  void emitGridStrideKernel(KernelBody &kernel, std::string &out);
+  std::string callElement(KernelBody &kernel,
+                          function_ref<std::string(unsigned)> input,
+                          function_ref<std::string(unsigned)> output);
+  std::string emitVectorStep(KernelBody &kernel, StringRef indent,
+                             bool fullyAligned);
+  std::string emitScalarStep(KernelBody &kernel, StringRef indent);
+  LogicalResult checkMultiTensor();
+  std::string emitFoundInfScan();
+  void emitMultiTensorKernel(KernelBody &kernel, std::string &out);
   std::string getVectorType(DType dtype, unsigned alignment);
 
   func::FuncOp update;
@@ -205,6 +232,13 @@ LogicalResult UpdateEmitter::readAttributes() {
       failed(readInt(KFuseDialect::kIndexBitsAttrName, indexBits)) ||
       failed(readInt(KFuseDialect::kAlignmentAttrName, plan.alignment)))
     return failure();
+  plan.multiTensor = update->hasAttr(KFuseDialect::kMultiTensorAttrName);
+  plan.checksFoundInf = update->hasAttr(KFuseDialect::kFoundInfAttrName);
+  if (plan.checksFoundInf && !plan.multiTensor)
+    return update.emitOpError()
+           << "'" << KFuseDialect::kFoundInfAttrName << "' needs '"
+           << KFuseDialect::kMultiTensorAttrName
+           << "': the found-inf scan walks the multi-tensor table";
   if (vectorWidth > 16)
     return update.emitOpError() << "vector width " << vectorWidth
                                 << " is larger than the supported 16";
@@ -368,19 +402,25 @@ std::string UpdateEmitter::getVectorType(DType dtype, unsigned alignment) {
   if (vectorTypeNames.insert(name).second)
     vectorTypeDefs +=
         fmt::format("struct alignas({}) {} {{\n  {} v[{}];\n}};\n", alignment,
-                    name, getStorageCType(dtype), vectorWidth);
+                    name, getCudaStorageType(dtype), vectorWidth);
   return name;
 }
 
-LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
+LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
+                                                 KernelBody &kernel,
+                                                 std::string &out) {
   FusedOp fused = fusedOps[index];
   Block &body = fused.getBody().front();
-  NameTable names;
-  std::string kernelName = names.unique(fmt::format(
-      "kfuse_{}_{}", sanitizeIdentifier(update.getSymName()), index));
+  NameTable &names = kernel.names;
+  std::string kernelName = names.unique(
+      plan.multiTensor
+          ? fmt::format("kfuse_{}_multi",
+                        sanitizeIdentifier(update.getSymName()))
+          : fmt::format("kfuse_{}_{}", sanitizeIdentifier(update.getSymName()),
+                        index));
 
   // Parameters, deduplicated by the value they stand for.
-  std::vector<Slot> slots;
+  std::vector<Slot> &slots = kernel.slots;
   DenseMap<Value, unsigned> slotOf;
   auto getSlot = [&](Value value, KernelParam::Kind kind) -> Slot & {
     auto [it, inserted] = slotOf.try_emplace(value, slots.size());
@@ -530,12 +570,12 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
     elementBody += fmt::format("  {} = {};\n", slots[store.slot].out, value);
   }
 
-  // The uniform struct, the element function and the kernel.
-  KernelInfo info;
+  // The uniform struct and the element function.
+  KernelInfo &info = kernel.info;
   info.name = kernelName;
   info.location = formatLocation(fused.getLoc());
   info.vectorWidth = vectorWidth;
-  info.indexBits = indexBits;
+  info.indexBits = plan.multiTensor ? 64 : indexBits;
   info.blockSize = kBlockSize;
   info.numBodyOps = fused.getNumBodyOps();
   for (const Slot &slot : slots)
@@ -543,8 +583,15 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
 
   std::string uniformsType = names.unique(kernelName + "_uniforms");
   std::string elementFunction = names.unique(kernelName + "_element");
-  out += fmt::format("// Kernel {} of @{}, from {}: {} body ops.\n", index,
-                     update.getSymName().str(), info.location, info.numBodyOps);
+  if (plan.multiTensor)
+    out +=
+        fmt::format("// The multi-tensor kernel of @{}, from {}: {} body "
+                    "ops.\n",
+                    update.getSymName().str(), info.location, info.numBodyOps);
+  else
+    out +=
+        fmt::format("// Kernel {} of @{}, from {}: {} body ops.\n", index,
+                    update.getSymName().str(), info.location, info.numBodyOps);
   out += fmt::format("struct {} {{\n", uniformsType);
   for (Value field : uniformFields)
     out += fmt::format("  {} {};\n", getCudaScalarType(field.getType())->str(),
@@ -559,38 +606,140 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
           "{} {}", getCudaScalarType(slot.elementType)->str(), slot.in));
   for (const Slot &slot : slots)
     if (slot.param.written)
-      elementParams.push_back(
-          fmt::format("{} &{}", getStorageCType(slot.param.dtype), slot.out));
+      elementParams.push_back(fmt::format(
+          "{} &{}", getCudaStorageType(slot.param.dtype), slot.out));
   out += fmt::format("static __device__ __forceinline__ void\n{}({}) {{\n{}}}"
                      "\n\n",
                      elementFunction, llvm::join(elementParams, ", "),
                      elementBody);
 
+  SmallVector<std::string> fieldInits;
+  for (Value field : uniformFields)
+    fieldInits.push_back(fmt::format("({}){}",
+                                     getCudaScalarType(field.getType())->str(),
+                                     uniformNames.lookup(field)));
+  kernel.name = kernelName;
+  kernel.elementFunction = elementFunction;
+  kernel.prologue = std::move(prologue);
+  kernel.uniformInit = fmt::format("  const {} u = {{{}}};\n", uniformsType,
+                                   llvm::join(fieldInits, ", "));
+  return success();
+}
+
+std::string
+UpdateEmitter::callElement(KernelBody &kernel,
+                           function_ref<std::string(unsigned)> input,
+                           function_ref<std::string(unsigned)> output) {
+  SmallVector<std::string> args{"u"};
+  for (auto [position, slot] : llvm::enumerate(kernel.slots))
+    if (slot.param.kind != KernelParam::Kind::Scalar && slot.param.read)
+      args.push_back(input(position));
+  for (auto [position, slot] : llvm::enumerate(kernel.slots))
+    if (slot.param.written)
+      args.push_back(output(position));
+  return fmt::format("{}({})", kernel.elementFunction, llvm::join(args, ", "));
+}
+
+/// The body of a vector loop over vector index `i`: whole-vector loads of
+/// every input, the element function on each lane, whole-vector stores.
+/// `fullyAligned`: every tensor pointer is 16-byte aligned.
+std::string UpdateEmitter::emitVectorStep(KernelBody &kernel, StringRef indent,
+                                          bool fullyAligned) {
+  std::string out;
+  auto local = [&](DenseMap<unsigned, std::string> &map, unsigned position,
+                   StringRef suffix) -> const std::string & {
+    std::string &name = map[position];
+    if (name.empty())
+      name = kernel.names.unique(kernel.slots[position].name + suffix.str());
+    return name;
+  };
+  DenseMap<unsigned, std::string> vectorType;
+  for (auto [position, slot] : llvm::enumerate(kernel.slots)) {
+    if (slot.param.kind == KernelParam::Kind::Scalar)
+      continue;
+    // Temporaries are allocated by the runtime with full alignment.
+    unsigned alignment =
+        fullyAligned || slot.param.kind == KernelParam::Kind::Temporary
+            ? kMaxVectorBytes
+            : std::max(plan.alignment, dtypeSize(slot.param.dtype));
+    vectorType[position] = getVectorType(slot.param.dtype, alignment);
+    if (slot.param.read)
+      out += fmt::format(
+          "{0}const {1} {2} = reinterpret_cast<const {1} *>({3})[i];\n",
+          indent.str(), vectorType[position],
+          local(kernel.vectorIn, position, "_v"), slot.name);
+  }
+  for (auto [position, slot] : llvm::enumerate(kernel.slots))
+    if (slot.param.written)
+      out += fmt::format("{}{} {};\n", indent.str(), vectorType[position],
+                         local(kernel.vectorOut, position, "_w"));
+  out += fmt::format("#pragma unroll\n"
+                     "{0}for (int j = 0; j < {1}; ++j)\n{0}  {2};\n",
+                     indent.str(), vectorWidth,
+                     callElement(
+                         kernel,
+                         [&](unsigned position) {
+                           return kernel.vectorIn.lookup(position) + ".v[j]";
+                         },
+                         [&](unsigned position) {
+                           return kernel.vectorOut.lookup(position) + ".v[j]";
+                         }));
+  for (auto [position, slot] : llvm::enumerate(kernel.slots))
+    if (slot.param.written)
+      out += fmt::format("{}reinterpret_cast<{} *>({})[i] = {};\n",
+                         indent.str(), vectorType.lookup(position), slot.name,
+                         kernel.vectorOut.lookup(position));
+  return out;
+}
+
+/// The body of a scalar loop over element index `i`.
+std::string UpdateEmitter::emitScalarStep(KernelBody &kernel,
+                                          StringRef indent) {
+  std::string out;
+  for (auto [position, slot] : llvm::enumerate(kernel.slots))
+    if (slot.param.written) {
+      std::string &name = kernel.scalarOut[position];
+      if (name.empty())
+        name = kernel.names.unique(slot.name + "_o");
+      out += fmt::format("{}{} {};\n", indent.str(),
+                         getCudaStorageType(slot.param.dtype), name);
+    }
+  out += fmt::format("{}{};\n", indent.str(),
+                     callElement(
+                         kernel,
+                         [&](unsigned position) {
+                           return kernel.slots[position].name + "[i]";
+                         },
+                         [&](unsigned position) {
+                           return kernel.scalarOut.lookup(position);
+                         }));
+  for (auto [position, slot] : llvm::enumerate(kernel.slots))
+    if (slot.param.written)
+      out += fmt::format("{}{}[i] = {};\n", indent.str(), slot.name,
+                         kernel.scalarOut.lookup(position));
+  return out;
+}
+
+void UpdateEmitter::emitGridStrideKernel(KernelBody &kernel, std::string &out) {
   bool dynamic = plan.numel < 0;
   SmallVector<std::string> kernelParams;
-  for (const Slot &slot : slots) {
+  for (const Slot &slot : kernel.slots) {
     if (slot.param.kind == KernelParam::Kind::Scalar) {
       kernelParams.push_back("double " + slot.name);
       continue;
     }
     kernelParams.push_back(
         fmt::format("{}{} *__restrict__ {}", slot.param.written ? "" : "const ",
-                    getStorageCType(slot.param.dtype), slot.name));
+                    getCudaStorageType(slot.param.dtype), slot.name));
   }
   if (dynamic)
     kernelParams.push_back("long long n");
   out += fmt::format("extern \"C\" __global__ void __launch_bounds__({})\n"
                      "{}({}) {{\n",
-                     kBlockSize, kernelName, llvm::join(kernelParams, ", "));
-  if (!prologue.empty())
-    out += "  // Uniform values, once per thread.\n" + prologue;
-  SmallVector<std::string> fieldInits;
-  for (Value field : uniformFields)
-    fieldInits.push_back(fmt::format("({}){}",
-                                     getCudaScalarType(field.getType())->str(),
-                                     uniformNames.lookup(field)));
-  out += fmt::format("  const {} u = {{{}}};\n", uniformsType,
-                     llvm::join(fieldInits, ", "));
+                     kBlockSize, kernel.name, llvm::join(kernelParams, ", "));
+  if (!kernel.prologue.empty())
+    out += "  // Uniform values, once per thread.\n" + kernel.prologue;
+  out += kernel.uniformInit;
 
   const char *indexType =
       indexBits == 32 ? "unsigned int" : "unsigned long long";
@@ -605,18 +754,6 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
                      "  const {0} stride = ({0})gridDim.x * blockDim.x;\n",
                      indexType);
 
-  auto callElement = [&](function_ref<std::string(const Slot &)> input,
-                         function_ref<std::string(const Slot &)> output) {
-    SmallVector<std::string> args{"u"};
-    for (const Slot &slot : slots)
-      if (slot.param.kind != KernelParam::Kind::Scalar && slot.param.read)
-        args.push_back(input(slot));
-    for (const Slot &slot : slots)
-      if (slot.param.written)
-        args.push_back(output(slot));
-    return fmt::format("{}({})", elementFunction, llvm::join(args, ", "));
-  };
-
   bool hasVectorLoop =
       vectorWidth > 1 && (dynamic || plan.numel >= vectorWidth);
   bool hasTail = vectorWidth == 1 || dynamic || plan.numel % vectorWidth != 0;
@@ -626,45 +763,7 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
                        vectorWidth, suffix);
     out += fmt::format("  for ({} i = tid; i < vectors; i += stride) {{\n",
                        indexType);
-    DenseMap<unsigned, std::string> vectorType, vectorIn, vectorOut;
-    for (auto [position, slot] : llvm::enumerate(slots)) {
-      if (slot.param.kind == KernelParam::Kind::Scalar)
-        continue;
-      // Temporaries are allocated by the runtime with full alignment.
-      unsigned alignment =
-          slot.param.kind == KernelParam::Kind::Temporary
-              ? kMaxVectorBytes
-              : std::max(plan.alignment, dtypeSize(slot.param.dtype));
-      vectorType[position] = getVectorType(slot.param.dtype, alignment);
-      if (slot.param.read) {
-        vectorIn[position] = names.unique(slot.name + "_v");
-        out += fmt::format(
-            "    const {0} {1} = reinterpret_cast<const {0} *>({2})[i];\n",
-            vectorType[position], vectorIn[position], slot.name);
-      }
-    }
-    for (auto [position, slot] : llvm::enumerate(slots))
-      if (slot.param.written) {
-        vectorOut[position] = names.unique(slot.name + "_w");
-        out += fmt::format("    {} {};\n", vectorType[position],
-                           vectorOut[position]);
-      }
-    auto slotIndex = [&](const Slot &slot) { return &slot - slots.data(); };
-    out += fmt::format("#pragma unroll\n"
-                       "    for (int j = 0; j < {}; ++j)\n      {};\n",
-                       vectorWidth,
-                       callElement(
-                           [&](const Slot &slot) {
-                             return vectorIn.lookup(slotIndex(slot)) + ".v[j]";
-                           },
-                           [&](const Slot &slot) {
-                             return vectorOut.lookup(slotIndex(slot)) + ".v[j]";
-                           }));
-    for (auto [position, slot] : llvm::enumerate(slots))
-      if (slot.param.written)
-        out += fmt::format("    reinterpret_cast<{} *>({})[i] = {};\n",
-                           vectorType.lookup(position), slot.name,
-                           vectorOut.lookup(position));
+    out += emitVectorStep(kernel, "    ", /*fullyAligned=*/false);
     out += "  }\n";
     tailStart = fmt::format("vectors * {}{} + tid", vectorWidth, suffix);
   }
@@ -673,28 +772,167 @@ LogicalResult UpdateEmitter::emitKernel(unsigned index, std::string &out) {
       out += fmt::format("  // The last count % {} elements.\n", vectorWidth);
     out += fmt::format("  for ({} i = {}; i < count; i += stride) {{\n",
                        indexType, tailStart);
-    DenseMap<unsigned, std::string> scalarOut;
-    for (auto [position, slot] : llvm::enumerate(slots))
-      if (slot.param.written) {
-        scalarOut[position] = names.unique(slot.name + "_o");
-        out += fmt::format("    {} {};\n", getStorageCType(slot.param.dtype),
-                           scalarOut[position]);
-      }
-    out += fmt::format(
-        "    {};\n",
-        callElement([](const Slot &slot) { return slot.name + "[i]"; },
-                    [&](const Slot &slot) {
-                      return scalarOut.lookup(&slot - slots.data());
-                    }));
-    for (auto [position, slot] : llvm::enumerate(slots))
-      if (slot.param.written)
-        out += fmt::format("    {}[i] = {};\n", slot.name,
-                           scalarOut.lookup(position));
+    out += emitScalarStep(kernel, "    ");
     out += "  }\n";
   }
   out += "}\n";
-  plan.kernels.push_back(std::move(info));
+  plan.kernels.push_back(std::move(kernel.info));
+}
+
+LogicalResult UpdateEmitter::checkMultiTensor() {
+  if (fusedOps.size() != 1)
+    return update.emitOpError()
+           << "multi-tensor updates need exactly one fused region; got "
+           << fusedOps.size();
+  if (!plan.temporaries.empty())
+    return update.emitOpError()
+           << "multi-tensor updates cannot keep temporaries; got "
+           << plan.temporaries.size();
+  for (BlockArgument arg : update.getArguments()) {
+    unsigned index = arg.getArgNumber();
+    auto tensor = dyn_cast<RankedTensorType>(arg.getType());
+    if (!tensor) {
+      if (getArgName(update, index) == "step")
+        plan.stepArg = index;
+      continue;
+    }
+    if (tensor.hasStaticShape())
+      return update.emitOpError()
+             << "argument #" << index << " '" << getArgName(update, index)
+             << "' has the static shape " << tensor
+             << "; multi-tensor updates need dynamic shapes";
+    plan.tensorArgs.push_back(index);
+  }
+  if (plan.tensorArgs.size() > kMaxTensorArgs)
+    return update.emitOpError()
+           << "multi-tensor updates have at most " << kMaxTensorArgs
+           << " tensor arguments; got " << plan.tensorArgs.size();
+  if (plan.checksFoundInf &&
+      llvm::none_of(plan.tensorArgs, [&](unsigned index) {
+        return plan.args[index].role == ArgRole::grad;
+      }))
+    return update.emitOpError() << "'" << KFuseDialect::kFoundInfAttrName
+                                << "' needs a grad argument to scan";
   return success();
+}
+
+std::string UpdateEmitter::emitFoundInfScan() {
+  NameTable names(/*multiTensor=*/true);
+  std::string name = names.unique(fmt::format(
+      "kfuse_{}_found_inf", sanitizeIdentifier(update.getSymName())));
+  KernelInfo info;
+  info.role = KernelInfo::Role::FoundInfScan;
+  info.name = name;
+  info.location = formatLocation(update.getLoc());
+  info.vectorWidth = vectorWidth;
+  info.indexBits = 64;
+  info.blockSize = kBlockSize;
+  std::vector<ScanTensor> grads;
+  for (auto [pointer, index] : llvm::enumerate(plan.tensorArgs)) {
+    const ArgInfo &arg = plan.args[index];
+    if (arg.role != ArgRole::grad)
+      continue;
+    info.params.push_back({KernelParam::Kind::Tensor, index, arg.dtype,
+                           /*read=*/true,
+                           /*written=*/false});
+    std::string local = names.unique(arg.name, /*fromUser=*/true);
+    std::string vectorLocal = names.unique(local + "_v");
+    grads.push_back({unsigned(pointer), arg.dtype, local, vectorLocal,
+                     getVectorType(arg.dtype, kMaxVectorBytes)});
+  }
+  plan.kernels.push_back(std::move(info));
+  return emitFoundInfScanKernel(name, grads, vectorWidth, kBlockSize);
+}
+
+void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel,
+                                          std::string &out) {
+  out += getMultiTensorSignature(kernel.name, KernelInfo::Role::Update,
+                                 kBlockSize);
+  out += "  // Every block reads the same flag, set by an earlier kernel: a "
+         "step with a\n"
+         "  // non-finite grad is skipped whole, before any write.\n"
+         "  if (found_inf != nullptr && *found_inf != 0.0f)\n"
+         "    return;\n";
+  std::string hyperLoads;
+  for (const Slot &slot : kernel.slots)
+    if (slot.param.kind == KernelParam::Kind::Scalar)
+      hyperLoads += fmt::format(
+          "  const double {} = hypers[{}]{};\n", slot.name, slot.param.index,
+          int(slot.param.index) == plan.stepArg ? " + 1.0" : "");
+  if (!hyperLoads.empty())
+    out += "  // Hyperparameters live on the device; the step slot counts the "
+           "steps taken.\n" +
+           hyperLoads;
+  if (!kernel.prologue.empty())
+    out += "  // Uniform values, once per thread.\n" + kernel.prologue;
+  out += kernel.uniformInit;
+
+  out += "  for (long long c = blockIdx.x; c < num_chunks; c += gridDim.x) {\n"
+         "    const kfuse_chunk chunk = chunks[c];\n"
+         "    const kfuse_entry *entry = entries + chunk.entry;\n";
+  for (const Slot &slot : kernel.slots) {
+    if (slot.param.kind != KernelParam::Kind::Tensor)
+      continue;
+    unsigned pointer =
+        llvm::find(plan.tensorArgs, slot.param.index) - plan.tensorArgs.begin();
+    std::string type = fmt::format("{}{} *", slot.param.written ? "" : "const ",
+                                   getCudaStorageType(slot.param.dtype));
+    // The table holds generic pointers: the hint makes the accesses global.
+    out += fmt::format("    {0}__restrict__ {1} =\n"
+                       "        reinterpret_cast<{0}>(entry->pointers[{2}]);\n"
+                       "    __builtin_assume(__isGlobal({1}));\n",
+                       type, slot.name, pointer);
+  }
+  auto scalarLoop = [&](StringRef start, StringRef indent) {
+    return fmt::format("{0}for (long long i = {1} + threadIdx.x; i < "
+                       "chunk.end;\n"
+                       "{0}     i += blockDim.x) {{\n{2}{0}}}\n",
+                       indent.str(), start.str(),
+                       emitScalarStep(kernel, indent.str() + "  "));
+  };
+  if (vectorWidth > 1) {
+    // Named in a fixed order: argument evaluation order is unspecified.
+    std::string vectorStep =
+        emitVectorStep(kernel, "        ", /*fullyAligned=*/true);
+    std::string tailLoop =
+        scalarLoop(fmt::format("vector_end * {}", vectorWidth), "      ");
+    std::string unalignedLoop = scalarLoop("chunk.begin", "      ");
+    out += fmt::format(
+        "    if (entry->aligned) {{\n"
+        "      // chunk.begin is a multiple of {0}.\n"
+        "      const long long vector_end = chunk.end / {0};\n"
+        "      for (long long i = chunk.begin / {0} + threadIdx.x; i < "
+        "vector_end;\n"
+        "           i += blockDim.x) {{\n"
+        "{1}"
+        "      }}\n"
+        "      // The last chunk.end % {0} elements.\n"
+        "{2}"
+        "    }} else {{\n"
+        "{3}"
+        "    }}\n",
+        vectorWidth, vectorStep, tailLoop, unalignedLoop);
+  } else {
+    out += scalarLoop("chunk.begin", "    ");
+  }
+  out += "  }\n";
+  if (plan.stepArg >= 0)
+    out += fmt::format(
+        "  // The last block to finish advances the step for the next "
+        "launch.\n"
+        "  __syncthreads();\n"
+        "  if (threadIdx.x == 0) {{\n"
+        "    __threadfence();\n"
+        "    const unsigned int prev = atomicAdd(done_counter, 1u);\n"
+        "    if (prev == gridDim.x - 1) {{\n"
+        "      hypers[{0}] = hypers[{0}] + 1.0;\n"
+        "      *done_counter = 0;\n"
+        "      __threadfence();\n"
+        "    }}\n"
+        "  }}\n",
+        plan.stepArg);
+  out += "}\n";
+  plan.kernels.push_back(std::move(kernel.info));
 }
 
 FailureOr<KernelPlan> UpdateEmitter::emit() {
@@ -703,22 +941,40 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       failed(collectOps()) || failed(planStores()))
     return failure();
   std::string kernels;
-  for (unsigned index = 0; index < fusedOps.size(); ++index) {
-    if (index)
-      kernels += "\n";
-    if (failed(emitKernel(index, kernels)))
+  if (plan.multiTensor) {
+    if (failed(checkMultiTensor()))
       return failure();
+    if (plan.checksFoundInf) {
+      kernels += emitFoundInfScan();
+      kernels += "\n";
+    }
+    KernelBody kernel(/*multiTensor=*/true);
+    if (failed(emitElementFunction(0, kernel, kernels)))
+      return failure();
+    emitMultiTensorKernel(kernel, kernels);
+  } else {
+    for (unsigned index = 0; index < fusedOps.size(); ++index) {
+      if (index)
+        kernels += "\n";
+      KernelBody kernel(/*multiTensor=*/false);
+      if (failed(emitElementFunction(index, kernel, kernels)))
+        return failure();
+      emitGridStrideKernel(kernel, kernels);
+    }
   }
   plan.source = fmt::format(
       "// Generated by kfuse from @{}: {} kernel(s), vector width {}, "
       "{}-bit indexing, {}.\n"
       "// Self-contained: compiles with NVRTC without headers.\n\n"
-      "{}\n{}{}{}",
-      plan.updateName, plan.kernels.size(), vectorWidth, indexBits,
-      plan.numel < 0 ? std::string("dynamic numel")
-                     : fmt::format("numel {}", plan.numel),
-      getCudaPrelude().str(), vectorTypeDefs,
-      vectorTypeDefs.empty() ? "" : "\n", kernels);
+      "{}\n{}{}{}{}",
+      plan.updateName, plan.kernels.size(), vectorWidth,
+      plan.multiTensor ? 64 : indexBits,
+      plan.multiTensor ? std::string("multi-tensor")
+      : plan.numel < 0 ? std::string("dynamic numel")
+                       : fmt::format("numel {}", plan.numel),
+      getCudaPrelude().str(),
+      plan.multiTensor ? getMultiTensorPrelude().str() + "\n" : "",
+      vectorTypeDefs, vectorTypeDefs.empty() ? "" : "\n", kernels);
   return std::move(plan);
 }
 

@@ -29,6 +29,19 @@ std::optional<StringRef> getCudaScalarType(Type type) {
   return std::nullopt;
 }
 
+const char *getCudaStorageType(DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return "float";
+  case DType::bf16:
+  case DType::f16:
+    return "unsigned short";
+  case DType::pred:
+    return "unsigned char";
+  }
+  return "?";
+}
+
 std::string formatFloatLiteral(const llvm::APFloat &value) {
   if (&value.getSemantics() != &llvm::APFloat::IEEEsingle())
     return fmt::format("(unsigned short)0x{:04x}u",

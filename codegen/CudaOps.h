@@ -3,6 +3,8 @@
 #ifndef KFUSE_CODEGEN_CUDAOPS_H
 #define KFUSE_CODEGEN_CUDAOPS_H
 
+#include "codegen/KernelPlan.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/APFloat.h"
@@ -15,6 +17,10 @@ namespace kfuse {
 /// The C++ type a scalar of `type` has in generated code: `float` for f32,
 /// the 16-bit pattern for bf16 and f16, `bool` for i1; none otherwise.
 std::optional<llvm::StringRef> getCudaScalarType(mlir::Type type);
+
+/// The C++ type elements of storage `dtype` are kept as: `float` for f32,
+/// the 16-bit pattern for bf16 and f16, a byte for pred.
+const char *getCudaStorageType(DType dtype);
 
 /// A C++ literal that denotes exactly `value` (an f32, bf16 or f16 value);
 /// f32 infinities and NaNs are spelled through their bits.

@@ -51,6 +51,8 @@ const char *argRoleName(ArgRole role) {
     return "state";
   case ArgRole::hyper:
     return "hyper";
+  case ArgRole::model:
+    return "model";
   }
   return "?";
 }

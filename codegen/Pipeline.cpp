@@ -95,6 +95,10 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
     return success();
   });
 
+  if (options.gradScaling && !options.multiTensor)
+    return llvm::createStringError(
+        "grad scaling needs a multi-tensor plan: the found-inf flag is part "
+        "of the multi-tensor kernel signature");
   PassManager pm(context);
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   if (options.masterWeights)
