@@ -312,6 +312,238 @@ def device_arch_reported():
     return {"arch": arch}
 
 
+#
+# Multi-tensor plans: one launch a step over a list of tensor groups.
+#
+
+MT_SIZES = [1, 3, 4, 5, 0, 255, 256, 1000, 65536, 65537, 200003]
+
+
+def mt_list(sizes=MT_SIZES, dtype=torch.float32, seed=20, offsets=None):
+    """params, grads, exp_avg, exp_avg_sq; `offsets[i]` elements into a
+    larger buffer for misaligned views."""
+    lists = ([], [], [], [])
+    for i, n in enumerate(sizes):
+        off = offsets[i] if offsets else 0
+        lists[0].append(fresh(n, dtype, seed=seed + i, offset=off))
+        lists[1].append(fresh(n, dtype, seed=seed + 100 + i, offset=off))
+        lists[2].append(fresh(n, seed=seed + 200 + i, offset=off))
+        lists[3].append(fresh(n, nonneg=True, seed=seed + 300 + i, offset=off))
+    return lists
+
+
+def mt_opt(ps, gs, ms, vs, **kwargs):
+    return kfuse.multi_tensor(str(OPTIM / "adamw.mlir"), params=ps, grads=gs,
+                              states={"exp_avg": ms, "exp_avg_sq": vs},
+                              **kwargs)
+
+
+@test
+def multi_tensor_matches_per_tensor_launches():
+    hp = dict(lr=2e-3, beta1=0.8, beta2=0.99, eps=1e-7, weight_decay=1e-2)
+    offsets = [0, 1, 2, 3, 0, 1, 0, 3, 0, 2, 1]
+    ps, gs, ms, vs = mt_list(offsets=offsets)
+    ref = [[t.clone() for t in ts] for ts in (ps, gs, ms, vs)]
+    opt = mt_opt(ps, gs, ms, vs, **hp)
+    assert opt.launches_per_step == 1, opt.launches_per_step
+    total = sum(MT_SIZES)
+    assert opt.bytes_per_step == 28 * total, (opt.bytes_per_step, total)
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    for step in range(1, 6):
+        opt.step()
+        for p, g, m, v in zip(*ref):
+            upd(param=p, grad=g, exp_avg=m, exp_avg_sq=v, step=step, **hp)
+    torch.cuda.synchronize()
+    worst = 0.0
+    for got, want in zip(ps + ms + vs, ref[0] + ref[2] + ref[3]):
+        if got.numel():
+            worst = max(worst, rel_l2(got, want))
+    assert worst <= 1e-7, f"multi-tensor vs per-tensor: {worst:.3e}"
+    assert opt.get_hyper("step") == 5.0, opt.get_hyper("step")
+    return {"max_rel_l2": worst, "chunks": opt.num_chunks}
+
+
+@test
+def multi_tensor_matches_torch_and_writes_nothing_else():
+    sizes = [7, 4096, 33, 100000]
+    bases = [torch.randn(n + 8, device="cuda") for n in sizes]
+    ps = [b[3:3 + n] for b, n in zip(bases, sizes)]  # misaligned views
+    sentinels = [torch.cat([b[:3], b[3 + n:]]).clone()
+                 for b, n in zip(bases, sizes)]
+    p0 = [p.clone() for p in ps]
+    grads = [[fresh(n, seed=40 + 10 * i + k) for i, n in enumerate(sizes)]
+             for k in range(STEPS)]
+    gs = [torch.empty(n, device="cuda") for n in sizes]
+    ms = [torch.zeros(n, device="cuda") for n in sizes]
+    vs = [torch.zeros(n, device="cuda") for n in sizes]
+    opt = mt_opt(ps, gs, ms, vs, lr=1e-3, weight_decay=1e-2)
+    for k in range(STEPS):
+        for g, src in zip(gs, grads[k]):
+            g.copy_(src)
+        opt.step()
+    torch.cuda.synchronize()
+    errors = []
+    for i, n in enumerate(sizes):
+        ref, _ = torch_steps(torch.optim.AdamW, p0[i],
+                             [grads[k][i] for k in range(STEPS)],
+                             foreach=False, lr=1e-3, weight_decay=1e-2)
+        errors.append(check_close(f"param {i}", ps[i], ref, F32_TOLERANCE))
+        outside = torch.cat([bases[i][:3], bases[i][3 + n:]])
+        assert torch.equal(outside, sentinels[i]), f"wrote outside tensor {i}"
+    return {"max_rel_l2": max(errors)}
+
+
+@test
+def multi_tensor_step_hyper_counts_steps():
+    ps, gs, ms, vs = mt_list([1000, 77])
+    ref = [[t.clone() for t in ts] for ts in (ps, gs, ms, vs)]
+    opt = mt_opt(ps, gs, ms, vs, step=5)  # five steps already taken
+    opt.step()
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    for p, g, m, v in zip(*ref):
+        upd(param=p, grad=g, exp_avg=m, exp_avg_sq=v, step=6)
+    torch.cuda.synchronize()
+    for got, want in zip(ps, ref[0]):
+        check_close("param", got, want, 1e-7)
+    assert opt.get_hyper("step") == 6.0, opt.get_hyper("step")
+    opt.set_hyper("lr", 0.0)
+    opt.set_hyper("weight_decay", 0.0)
+    before = [p.clone() for p in ps]
+    opt.step()
+    torch.cuda.synchronize()
+    assert all(torch.equal(a, b) for a, b in zip(ps, before)), "lr=0 moved"
+    assert opt.get_hyper("step") == 7.0
+
+
+@test
+def multi_tensor_stale_plan_raises_and_rebuilds():
+    ps, gs, ms, vs = mt_list([100, 200])
+    params = [torch.nn.Parameter(p) for p in ps]
+    for p, g in zip(params, gs):
+        p.grad = g
+    opt = kfuse.multi_tensor(str(OPTIM / "adamw.mlir"), params=params,
+                             states={"exp_avg": ms, "exp_avg_sq": vs})
+    opt.step()
+    params[1].data = params[1].data.clone()
+    try:
+        opt.step()
+    except kfuse.KfuseError as error:
+        assert "stale plan" in str(error), str(error)
+    else:
+        raise AssertionError("no KfuseError for a moved param")
+    params[0].grad = params[0].grad.clone()  # as backward after set_to_none
+    opt.rebuild()
+    params[0].grad = params[0].grad.clone()
+    try:
+        opt.step()
+    except kfuse.KfuseError as error:
+        assert "grad" in str(error), str(error)
+    else:
+        raise AssertionError("no KfuseError for a replaced grad")
+    opt.rebuild()
+    opt.step()
+    assert opt.get_hyper("step") == 2.0, opt.get_hyper("step")
+
+
+@test
+def multi_tensor_splits_dtype_signatures():
+    a = mt_list([300, 5], dtype=torch.float32, seed=60)
+    b = mt_list([400, 9], dtype=torch.bfloat16, seed=70)
+    ps, gs, ms, vs = (x + y for x, y in zip(a, b))
+    ref = [[t.clone() for t in ts] for ts in (ps, gs, ms, vs)]
+    opt = mt_opt(ps, gs, ms, vs)
+    assert len(opt.plans) == 2 and opt.launches_per_step == 2
+    opt.step()
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    for p, g, m, v in zip(*ref):
+        upd(param=p, grad=g, exp_avg=m, exp_avg_sq=v, step=1)
+    torch.cuda.synchronize()
+    for got, want in zip(ps, ref[0]):
+        if got.numel():
+            check_close("split plans vs launches", got, want, 1e-7)
+
+
+@test
+def multi_tensor_grad_scaling_skips_inf_and_unscales():
+    ps, gs, ms, vs = mt_list([5000, 70000, 3])
+    opt = mt_opt(ps, gs, ms, vs, grad_scaling=True)
+    assert opt.launches_per_step == 2, opt.launches_per_step
+    before = [t.clone() for t in ps + ms + vs]
+    gs[1][12345] = float("nan")
+    opt.step()
+    torch.cuda.synchronize()
+    assert opt.found_inf.item() != 0
+    assert all(torch.equal(a, b) for a, b in zip(ps + ms + vs, before))
+    assert opt.get_hyper("step") == 0.0
+    gs[1][12345] = 0.5
+    half = [g * 0.5 for g in gs]
+    ps2, ms2, vs2 = ([t.clone() for t in ts] for ts in (ps, ms, vs))
+    plain = mt_opt(ps2, half, ms2, vs2)
+    opt.set_hyper("inv_scale", 0.5)
+    opt.step()
+    plain.step()
+    torch.cuda.synchronize()
+    assert opt.found_inf.item() == 0
+    worst = max(rel_l2(a, b) for a, b in zip(ps + ms + vs, ps2 + ms2 + vs2))
+    assert worst <= 1e-7, worst
+    assert opt.get_hyper("step") == 1.0
+    return {"max_rel_l2": worst}
+
+
+@test
+def multi_tensor_graph_replay_reads_device_hypers():
+    a = mt_list([4096, 100003, 17], seed=80)
+    b = [[t.clone() for t in ts] for ts in a]
+    graphed, eager = mt_opt(*a), mt_opt(*b)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        graphed.step()
+    torch.cuda.current_stream().wait_stream(side)
+    eager.step()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        graphed.step()
+    lr = graphed.hyper_tensor("lr")
+    assert lr.dtype == torch.float64 and lr.is_cuda
+    for i in range(6):
+        value = 1e-3 / (i + 1)
+        if i % 2:
+            lr.fill_(value)
+        else:
+            graphed.set_hyper("lr", value)
+        graph.replay()
+        eager.set_hyper("lr", value)
+        eager.step()
+    torch.cuda.synchronize()
+    for x, y in zip(a[0] + a[2] + a[3], b[0] + b[2] + b[3]):
+        assert torch.equal(x, y), "graph replay differs from eager steps"
+    assert graphed.get_hyper("step") == eager.get_hyper("step") == 7.0
+
+
+@test
+def multi_tensor_bad_groups_raise():
+    ps, gs, ms, vs = mt_list([10, 20])
+    cases = {
+        "numel within group": lambda: mt_opt(ps, [gs[0], gs[1][:19]], ms, vs),
+        "dtype within role": lambda: mt_opt(ps, gs, ms, [vs[0], vs[1].half()]),
+        "missing state": lambda: kfuse.multi_tensor(
+            str(OPTIM / "adamw.mlir"), params=ps, grads=gs,
+            states={"exp_avg": ms}),
+        "cpu tensor": lambda: mt_opt(ps, [gs[0], gs[1].cpu()], ms, vs),
+        "unknown hyper": lambda: mt_opt(ps, gs, ms, vs, momentum=0.9),
+        "empty list": lambda: mt_opt([], [], [], []),
+    }
+    for what, make in cases.items():
+        try:
+            make()
+        except kfuse.KfuseError as error:
+            assert error.status == "INVALID_ARGUMENT", (what, error.status,
+                                                        str(error))
+        else:
+            raise AssertionError(f"no KfuseError for {what}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", help="write results here")

@@ -4,7 +4,9 @@
 
 #include "runtime/Errors.h"
 #include "runtime/Jit.h"
+#include "runtime/MultiTensorPlan.h"
 
+#include <cstdint>
 #include <cstring>
 #include <exception>
 
@@ -12,6 +14,10 @@ using namespace kfuse;
 
 struct kfuse_update {
   std::unique_ptr<Update> update;
+};
+
+struct kfuse_plan {
+  std::unique_ptr<MultiTensorPlan> plan;
 };
 
 namespace {
@@ -65,6 +71,60 @@ template <typename Body> kfuse_status guarded(Body body) {
   } catch (...) {
     return fail(KFUSE_INTERNAL, "internal error: unknown exception");
   }
+}
+
+/// Converts C arguments; argument i has the role of update argument
+/// i % period (period 0: no wrap, for one launch's arguments).
+kfuse_status toLaunchArgs(llvm::ArrayRef<ArgInfo> infos, const kfuse_arg *args,
+                          size_t count, size_t period,
+                          std::vector<LaunchArg> &out) {
+  out.assign(count, LaunchArg());
+  for (size_t i = 0; i < count; ++i) {
+    const kfuse_arg &arg = args[i];
+    LaunchArg &launchArg = out[i];
+    launchArg.data = arg.data;
+    launchArg.numel = arg.numel;
+    launchArg.value = arg.value;
+    size_t index = period ? i % period : i;
+    bool isTensor = index < infos.size() && infos[index].role != ArgRole::hyper;
+    if (!isTensor)
+      continue;
+    switch (arg.dtype) {
+    case KFUSE_F32:
+      launchArg.dtype = DType::f32;
+      break;
+    case KFUSE_BF16:
+      launchArg.dtype = DType::bf16;
+      break;
+    case KFUSE_F16:
+      launchArg.dtype = DType::f16;
+      break;
+    default:
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  (period ? "tensor group " + std::to_string(i / period) + ": "
+                          : std::string()) +
+                      "tensor '" + infos[index].name +
+                      "' has unknown dtype code " + std::to_string(arg.dtype));
+    }
+  }
+  return KFUSE_OK;
+}
+
+/// Checks a group-major argument list's shape for `update`.
+kfuse_status checkGroups(const kfuse_update *update, const kfuse_arg *tensors,
+                         size_t numGroups, size_t argsPerGroup) {
+  size_t numArgs = update->update->args().size();
+  if (argsPerGroup != numArgs)
+    return fail(KFUSE_INVALID_ARGUMENT,
+                "args_per_group is " + std::to_string(argsPerGroup) +
+                    " but the update has " + std::to_string(numArgs) +
+                    " arguments");
+  if (numArgs != 0 && numGroups > SIZE_MAX / numArgs)
+    return fail(KFUSE_INVALID_ARGUMENT,
+                std::to_string(numGroups) + " groups overflow size_t");
+  if (!tensors && numGroups != 0)
+    return fail(KFUSE_INVALID_ARGUMENT, "tensors is null");
+  return KFUSE_OK;
 }
 
 kfuse_status created(llvm::Expected<std::unique_ptr<Update>> update,
@@ -137,38 +197,209 @@ kfuse_status kfuse_update_launch(kfuse_update *update, const kfuse_arg *args,
       return fail(KFUSE_INVALID_ARGUMENT, "update is null");
     if (!args && nargs != 0)
       return fail(KFUSE_INVALID_ARGUMENT, "args is null");
-    llvm::ArrayRef<ArgInfo> infos = update->update->args();
-    std::vector<LaunchArg> launchArgs(nargs);
-    for (size_t i = 0; i < nargs; ++i) {
-      const kfuse_arg &arg = args[i];
-      LaunchArg &launchArg = launchArgs[i];
-      launchArg.data = arg.data;
-      launchArg.numel = arg.numel;
-      launchArg.value = arg.value;
-      bool isTensor = i < infos.size() && infos[i].role != ArgRole::hyper;
-      if (!isTensor)
-        continue;
-      switch (arg.dtype) {
-      case KFUSE_F32:
-        launchArg.dtype = DType::f32;
-        break;
-      case KFUSE_BF16:
-        launchArg.dtype = DType::bf16;
-        break;
-      case KFUSE_F16:
-        launchArg.dtype = DType::f16;
-        break;
-      default:
-        return fail(KFUSE_INVALID_ARGUMENT, "tensor '" + infos[i].name +
-                                                "' has unknown dtype code " +
-                                                std::to_string(arg.dtype));
-      }
-    }
+    std::vector<LaunchArg> launchArgs;
+    if (kfuse_status status = toLaunchArgs(update->update->args(), args, nargs,
+                                           /*period=*/0, launchArgs))
+      return status;
     PipelineOptions options;
     options.fuse = fuse != 0;
     if (llvm::Error error = update->update->launch(
             launchArgs, static_cast<CUstream>(stream), options))
       return fail(std::move(error));
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
+                               size_t num_groups, size_t args_per_group,
+                               int grad_scaling, kfuse_plan **out) {
+  return guarded([&] {
+    if (!out)
+      return fail(KFUSE_INVALID_ARGUMENT, "out is null");
+    *out = nullptr;
+    if (!update)
+      return fail(KFUSE_INVALID_ARGUMENT, "update is null");
+    if (kfuse_status status =
+            checkGroups(update, tensors, num_groups, args_per_group))
+      return status;
+    llvm::ArrayRef<ArgInfo> infos = update->update->args();
+    std::vector<LaunchArg> groups;
+    if (kfuse_status status =
+            toLaunchArgs(infos, tensors, num_groups * args_per_group,
+                         args_per_group, groups))
+      return status;
+    std::vector<double> hyperValues(infos.size(), 0.0);
+    if (num_groups > 0)
+      for (size_t i = 0; i < infos.size(); ++i)
+        hyperValues[i] = tensors[i].value;
+    MultiTensorPlanOptions options;
+    options.gradScaling = grad_scaling != 0;
+    llvm::Expected<std::unique_ptr<MultiTensorPlan>> plan =
+        MultiTensorPlan::create(*update->update, groups, num_groups,
+                                hyperValues, options);
+    if (!plan)
+      return fail(plan.takeError());
+    *out = new kfuse_plan{std::move(*plan)};
+    return succeed();
+  });
+}
+
+void kfuse_plan_destroy(kfuse_plan *plan) { delete plan; }
+
+kfuse_status kfuse_plan_step(kfuse_plan *plan, void *stream) {
+  return guarded([&] {
+    if (!plan)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan is null");
+    if (llvm::Error error = plan->plan->step(static_cast<CUstream>(stream)))
+      return fail(std::move(error));
+    return succeed();
+  });
+}
+
+int kfuse_plan_matches(const kfuse_plan *plan, const kfuse_arg *tensors,
+                       size_t num_groups, size_t args_per_group) {
+  if (!plan || (!tensors && num_groups != 0))
+    return 0;
+  try {
+    llvm::ArrayRef<ArgInfo> infos = plan->plan->args();
+    if (args_per_group == 0 || args_per_group > infos.size() ||
+        num_groups > SIZE_MAX / args_per_group)
+      return 0;
+    infos = infos.take_front(args_per_group);
+    std::vector<LaunchArg> groups;
+    if (toLaunchArgs(infos, tensors, num_groups * args_per_group,
+                     args_per_group, groups) != KFUSE_OK)
+      return 0;
+    return plan->plan->matches(groups, num_groups) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+kfuse_status kfuse_plan_set_hyper(kfuse_plan *plan, const char *name,
+                                  double value) {
+  return guarded([&] {
+    if (!plan || !name)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan or name is null");
+    if (llvm::Error error = plan->plan->setHyperSync(name, value))
+      return fail(std::move(error));
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_set_hyper_async(kfuse_plan *plan, const char *name,
+                                        double value, void *stream) {
+  return guarded([&] {
+    if (!plan || !name)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan or name is null");
+    if (llvm::Error error =
+            plan->plan->setHyper(name, value, static_cast<CUstream>(stream)))
+      return fail(std::move(error));
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_get_hyper(kfuse_plan *plan, const char *name,
+                                  double *out) {
+  return guarded([&] {
+    if (!plan || !name || !out)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan, name or out is null");
+    llvm::Expected<double> value = plan->plan->getHyper(name);
+    if (!value)
+      return fail(value.takeError());
+    *out = *value;
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_hyper_pointer(const kfuse_plan *plan, const char *name,
+                                      uint64_t *device_address) {
+  return guarded([&] {
+    if (!plan || !name || !device_address)
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "plan, name or device_address is null");
+    llvm::Expected<CUdeviceptr> address = plan->plan->hyperPointer(name);
+    if (!address)
+      return fail(address.takeError());
+    *device_address = *address;
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_found_inf_pointer(const kfuse_plan *plan,
+                                          uint64_t *device_address) {
+  return guarded([&] {
+    if (!plan || !device_address)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan or device_address is null");
+    CUdeviceptr address = plan->plan->foundInfPointer();
+    if (!address)
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "the plan has no found_inf flag (grad scaling is off)");
+    *device_address = address;
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_bind_hypers(kfuse_plan *plan, uint64_t device_address,
+                                    size_t num_slots, void *stream) {
+  return guarded([&] {
+    if (!plan)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan is null");
+    if (llvm::Error error = plan->plan->bindHyperStorage(
+            device_address, num_slots, static_cast<CUstream>(stream)))
+      return fail(std::move(error));
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_bind_found_inf(kfuse_plan *plan,
+                                       uint64_t device_address) {
+  return guarded([&] {
+    if (!plan)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan is null");
+    if (llvm::Error error = plan->plan->bindFoundInfStorage(device_address))
+      return fail(std::move(error));
+    return succeed();
+  });
+}
+
+size_t kfuse_plan_num_args(const kfuse_plan *plan) {
+  return plan ? plan->plan->args().size() : 0;
+}
+
+kfuse_status kfuse_plan_arg_info(const kfuse_plan *plan, size_t index,
+                                 kfuse_arg_info *out) {
+  return guarded([&] {
+    if (!plan || !out)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan or out is null");
+    llvm::ArrayRef<ArgInfo> args = plan->plan->args();
+    if (index >= args.size())
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "argument index " + std::to_string(index) +
+                      " out of range: the plan has " +
+                      std::to_string(args.size()) + " arguments");
+    const ArgInfo &info = args[index];
+    out->name = info.name.c_str();
+    out->role = static_cast<int32_t>(info.role);
+    out->has_default = info.defaultValue.has_value();
+    out->default_value = info.defaultValue.value_or(0.0);
+    return succeed();
+  });
+}
+
+size_t kfuse_plan_num_launches(const kfuse_plan *plan) {
+  return plan ? plan->plan->launchesPerStep() : 0;
+}
+
+int64_t kfuse_plan_num_chunks(const kfuse_plan *plan) {
+  return plan ? plan->plan->numChunks() : -1;
+}
+
+kfuse_status kfuse_plan_bytes_per_step(const kfuse_plan *plan, uint64_t *out) {
+  return guarded([&] {
+    if (!plan || !out)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan or out is null");
+    *out = plan->plan->bytesPerStep();
     return succeed();
   });
 }

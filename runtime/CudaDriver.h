@@ -52,6 +52,11 @@ public:
   X(cuMemcpyHtoD)                                                              \
   X(cuMemcpyDtoH)                                                              \
   X(cuMemsetD8)                                                                \
+  X(cuMemcpyHtoDAsync)                                                         \
+  X(cuMemcpyDtoHAsync)                                                         \
+  X(cuMemcpyDtoDAsync)                                                         \
+  X(cuMemsetD32Async)                                                          \
+  X(cuStreamIsCapturing)                                                       \
   X(cuStreamSynchronize)                                                       \
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \

@@ -36,8 +36,10 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
                    " arguments, got " + llvm::Twine(args.size()));
 
   Specialization spec;
-  std::optional<DType> roleDTypes[3];
-  const char *roleFirstArg[3] = {nullptr, nullptr, nullptr};
+  // Indexed by ArgRole; hypers have no dtype entry but keep the indexing.
+  constexpr unsigned kNumRoles = static_cast<unsigned>(ArgRole::model) + 1;
+  std::optional<DType> roleDTypes[kNumRoles];
+  const char *roleFirstArg[kNumRoles] = {};
   std::optional<int64_t> numel;
   const char *numelArg = nullptr;
   std::vector<const void *> pointers;
@@ -81,6 +83,8 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
   spec.paramDType = roleDTypes[0].value_or(DType::f32);
   spec.gradDType = roleDTypes[1].value_or(DType::f32);
   spec.stateDType = roleDTypes[2].value_or(DType::f32);
+  spec.modelDType =
+      roleDTypes[static_cast<unsigned>(ArgRole::model)].value_or(DType::bf16);
   spec.numel = specializeNumel ? numel.value_or(0) : -1;
   spec.alignment = commonAlignment(pointers);
   return spec;
@@ -112,6 +116,13 @@ std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
   }
   field(options.fuse ? "fuse" : "nofuse");
   field(std::to_string(options.maxGroupSize));
+  // Only when set, so that the keys of plain plans stay as they were.
+  if (options.multiTensor)
+    field("multi-tensor");
+  if (options.gradScaling)
+    field("grad-scaling");
+  if (options.masterWeights)
+    field("master-weights");
   std::array<uint8_t, 32> digest = hash.final();
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
@@ -223,6 +234,9 @@ Update::compile(const Specialization &spec, const PipelineOptions &options) {
   std::string launchKey =
       spec.key() + "|" + std::to_string(options.fuse) + "|" +
       std::to_string(options.maxGroupSize) + "|" +
+      std::to_string(options.multiTensor) +
+      std::to_string(options.gradScaling) +
+      std::to_string(options.masterWeights) + "|" +
       std::to_string(reinterpret_cast<uintptr_t>(device->context));
   {
     std::lock_guard<std::mutex> lock(compiledMutex);
@@ -327,6 +341,15 @@ static llvm::Error prepareTemporaries(CudaDriver &driver,
 
 llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
                            const PipelineOptions &options) {
+  if (options.multiTensor || options.gradScaling)
+    return makeError(ErrorCode::InvalidArgument,
+                     "multi-tensor and grad-scaling updates run through a "
+                     "MultiTensorPlan, not Update::launch");
+  if (options.masterWeights)
+    return makeError(ErrorCode::InvalidArgument,
+                     "master-weight updates add model-copy arguments that "
+                     "launches do not take yet; compile them with kfuse "
+                     "compile --master-weights");
   llvm::Expected<Specialization> spec = specialize(args);
   if (!spec)
     return spec.takeError();

@@ -89,6 +89,88 @@ KFUSE_API kfuse_status kfuse_update_launch(kfuse_update *update,
                                            const kfuse_arg *args, size_t nargs,
                                            void *stream, int fuse);
 
+/* Multi-tensor plans: one update over a whole list of tensor groups (one
+ * group per model parameter: param, grad, states) in one launch a step. The
+ * plan keeps the table of the groups' pointers and the hyperparameters in
+ * device memory, so a step costs the host the same for 10 or 10,000 tensors
+ * and a CUDA graph can capture it. */
+typedef struct kfuse_plan kfuse_plan;
+
+/* Builds a plan over `num_groups` groups. `tensors` holds num_groups *
+ * args_per_group kfuse_args, group-major, one per update argument
+ * (args_per_group = kfuse_update_num_args). Tensor slots give each group's
+ * tensors; every group must have the same dtype per role (make one plan per
+ * dtype signature). The hyper slots of group 0 give the initial
+ * hyperparameters (a "step" hyper counts the steps already taken, usually
+ * 0; each step computes with step + 1 and stores it); other groups' hyper
+ * slots are ignored. `grad_scaling` != 0 adds a last hyper "inv_scale"
+ * (initially 1.0) multiplying every grad, and skips, on the device, any step
+ * whose grads hold an inf or NaN. Compiles (cached per process) and uploads
+ * the table once, in the current CUDA context (device 0's primary context
+ * when the thread has none). The tensors must not move while the plan is
+ * used: check with kfuse_plan_matches and rebuild when they did. Chunks
+ * hold 65536 elements (KFUSE_CHUNK_ELEMENTS overrides, for measuring). */
+KFUSE_API kfuse_status kfuse_plan_create(kfuse_update *update,
+                                         const kfuse_arg *tensors,
+                                         size_t num_groups,
+                                         size_t args_per_group,
+                                         int grad_scaling, kfuse_plan **out);
+KFUSE_API void kfuse_plan_destroy(kfuse_plan *plan);
+
+/* Launches one step on `stream` (a CUstream; NULL: the legacy default
+ * stream): kfuse_plan_num_launches kernels, plus a 4-byte memset with grad
+ * scaling. Capturable into a CUDA graph. */
+KFUSE_API kfuse_status kfuse_plan_step(kfuse_plan *plan, void *stream);
+
+/* 1 when `tensors` (laid out as for kfuse_plan_create) are the tensors the
+ * plan was built on (pointers, sizes, dtypes), else 0. */
+KFUSE_API int kfuse_plan_matches(const kfuse_plan *plan,
+                                 const kfuse_arg *tensors, size_t num_groups,
+                                 size_t args_per_group);
+
+/* Hyperparameters by name ("lr", "step", "inv_scale", ...).
+ * set/get synchronize the context around the copy; set_async orders the
+ * write on `stream` and fails while that stream is being captured (a graph
+ * reads the device slot at every replay: write the slot from device code,
+ * e.g. a framework tensor bound with kfuse_plan_bind_hypers). */
+KFUSE_API kfuse_status kfuse_plan_set_hyper(kfuse_plan *plan, const char *name,
+                                            double value);
+KFUSE_API kfuse_status kfuse_plan_set_hyper_async(kfuse_plan *plan,
+                                                  const char *name,
+                                                  double value, void *stream);
+KFUSE_API kfuse_status kfuse_plan_get_hyper(kfuse_plan *plan, const char *name,
+                                            double *out);
+/* The device address of a hyper's slot: one double. */
+KFUSE_API kfuse_status kfuse_plan_hyper_pointer(const kfuse_plan *plan,
+                                                const char *name,
+                                                uint64_t *device_address);
+/* The device address of the found_inf flag (one float, nonzero after a
+ * step whose grads were not finite); fails without grad scaling. */
+KFUSE_API kfuse_status kfuse_plan_found_inf_pointer(const kfuse_plan *plan,
+                                                    uint64_t *device_address);
+
+/* Moves the hyperparameters into caller-owned device memory of
+ * kfuse_plan_num_args doubles (slot i = plan argument i), copying the current
+ * values on `stream`; the memory must outlive the plan's use of it. */
+KFUSE_API kfuse_status kfuse_plan_bind_hypers(kfuse_plan *plan,
+                                              uint64_t device_address,
+                                              size_t num_slots, void *stream);
+/* Moves the found_inf flag into caller-owned device memory (one float). */
+KFUSE_API kfuse_status kfuse_plan_bind_found_inf(kfuse_plan *plan,
+                                                 uint64_t device_address);
+
+/* The plan's arguments: the update's, then those it adds ("inv_scale"). */
+KFUSE_API size_t kfuse_plan_num_args(const kfuse_plan *plan);
+KFUSE_API kfuse_status kfuse_plan_arg_info(const kfuse_plan *plan, size_t index,
+                                           kfuse_arg_info *out);
+/* Kernel launches per step (1; 2 with grad scaling); 0 for a null plan. */
+KFUSE_API size_t kfuse_plan_num_launches(const kfuse_plan *plan);
+/* Chunks in the plan's table; -1 for a null plan. */
+KFUSE_API int64_t kfuse_plan_num_chunks(const kfuse_plan *plan);
+/* Bytes one step moves over all its kernels (the grad scan included). */
+KFUSE_API kfuse_status kfuse_plan_bytes_per_step(const kfuse_plan *plan,
+                                                 uint64_t *out);
+
 /* Writes the current device's arch ("sm_90") into `buf`. */
 KFUSE_API kfuse_status kfuse_device_arch(char *buf, size_t len);
 

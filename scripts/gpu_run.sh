@@ -3,7 +3,8 @@
 # (default build/, or $KFUSE_BUILD) travels with the working tree.
 #   bash scripts/gpu_run.sh
 # Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
-# gtest.json, test_gpu.json, kfuse_bench.json, bench_adamw.json.
+# gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
+# bench_adamw.json.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -77,6 +78,9 @@ fi
 
 step "python GPU tests"
 run python3 bench/test_gpu.py --json "$OUT/test_gpu.json"
+
+step "multi-tensor AdamW benchmark (GPT-2 small list, 4096 tiny tensors, graphs)"
+run timeout 240 python3 bench/bench_multi_tensor.py --out "$OUT"
 
 step "AdamW benchmark"
 run python3 bench/bench_adamw.py --out "$OUT"

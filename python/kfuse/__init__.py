@@ -4,6 +4,11 @@
     adamw = kfuse.Update("library/optim/adamw.mlir")
     adamw(param=p, grad=g, exp_avg=m, exp_avg_sq=v, lr=1e-3, step=1)
 
+    # A whole parameter list in one launch a step (see _multi_tensor.py):
+    opt = kfuse.multi_tensor(adamw, params=ps, states={"exp_avg": ms,
+                             "exp_avg_sq": vs}, lr=1e-3)
+    opt.step()
+
 Tensors are PyTorch CUDA tensors; PyTorch is imported only when an update is
 called.
 """
@@ -15,7 +20,8 @@ from collections import namedtuple
 from ._capi import F32, BF16, F16, ROLE_NAMES, ArgInfoStruct, ArgStruct
 from ._capi import KfuseError, check, lib
 
-__all__ = ["Update", "ArgInfo", "KfuseError", "device_arch", "library_path"]
+__all__ = ["Update", "ArgInfo", "KfuseError", "MultiTensorUpdate",
+           "multi_tensor", "device_arch", "library_path"]
 
 ArgInfo = namedtuple("ArgInfo", ["name", "role", "default"])
 
@@ -149,6 +155,9 @@ class Update:
             check(lib().kfuse_update_launch(self._handle, args, len(self.args),
                                             ctypes.c_void_p(raw or None),
                                             1 if fuse else 0))
+
+
+from ._multi_tensor import MultiTensorUpdate, multi_tensor  # noqa: E402
 
 
 def _capi_alive():

@@ -17,7 +17,7 @@ STATUS_NAMES = {
 }
 
 F32, BF16, F16 = 0, 1, 2
-ROLE_NAMES = {0: "param", 1: "grad", 2: "state", 3: "hyper"}
+ROLE_NAMES = {0: "param", 1: "grad", 2: "state", 3: "hyper", 4: "model"}
 
 
 class KfuseError(RuntimeError):
@@ -102,6 +102,47 @@ def lib():
         update_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t, ctypes.c_void_p,
         ctypes.c_int]
     handle.kfuse_update_launch.restype = status
+    plan_p = ctypes.c_void_p
+    u64 = ctypes.c_uint64
+    signatures = {
+        "kfuse_plan_create": (status, [
+            update_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
+            ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(plan_p)]),
+        "kfuse_plan_destroy": (None, [plan_p]),
+        "kfuse_plan_step": (status, [plan_p, ctypes.c_void_p]),
+        "kfuse_plan_matches": (ctypes.c_int, [
+            plan_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
+            ctypes.c_size_t]),
+        "kfuse_plan_set_hyper": (status, [
+            plan_p, ctypes.c_char_p, ctypes.c_double]),
+        "kfuse_plan_set_hyper_async": (status, [
+            plan_p, ctypes.c_char_p, ctypes.c_double, ctypes.c_void_p]),
+        "kfuse_plan_get_hyper": (status, [
+            plan_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)]),
+        "kfuse_plan_hyper_pointer": (status, [
+            plan_p, ctypes.c_char_p, ctypes.POINTER(u64)]),
+        "kfuse_plan_found_inf_pointer": (status, [
+            plan_p, ctypes.POINTER(u64)]),
+        "kfuse_plan_bind_hypers": (status, [
+            plan_p, u64, ctypes.c_size_t, ctypes.c_void_p]),
+        "kfuse_plan_bind_found_inf": (status, [plan_p, u64]),
+        "kfuse_plan_num_args": (ctypes.c_size_t, [plan_p]),
+        "kfuse_plan_arg_info": (status, [
+            plan_p, ctypes.c_size_t, ctypes.POINTER(ArgInfoStruct)]),
+        "kfuse_plan_num_launches": (ctypes.c_size_t, [plan_p]),
+        "kfuse_plan_num_chunks": (ctypes.c_int64, [plan_p]),
+        "kfuse_plan_bytes_per_step": (status, [plan_p, ctypes.POINTER(u64)]),
+    }
+    # A library from before multi-tensor plans still serves plain updates.
+    handle.kfuse_missing = []
+    for name, (restype, argtypes) in signatures.items():
+        try:
+            function = getattr(handle, name)
+        except AttributeError:
+            handle.kfuse_missing.append(name)
+            continue
+        function.restype = restype
+        function.argtypes = argtypes
     handle.kfuse_device_arch.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     handle.kfuse_device_arch.restype = status
     handle.kfuse_last_error.argtypes = []

@@ -14,3 +14,47 @@ try:
     print("device:", kfuse.device_arch())
 except kfuse.KfuseError as error:
     print("device: unavailable:", error)
+
+# Multi-tensor plans through the C API (no PyTorch here): a dtype mismatch
+# across groups is reported before anything needs a driver; a valid list
+# then fails with the missing driver (or, on a GPU machine, builds a plan).
+import ctypes
+
+from kfuse._capi import ArgStruct, BF16, F32, STATUS_NAMES, lib
+
+nargs = len(update.args)
+
+
+def groups(dtypes):
+    args = (ArgStruct * (len(dtypes) * nargs))()
+    for g, dtype in enumerate(dtypes):
+        for i, info in enumerate(update.args):
+            a = args[g * nargs + i]
+            if info.role == "hyper":
+                a.value = info.default if info.default is not None else 0.0
+            else:
+                a.data = 0x100000 * (g * nargs + i + 1)
+                a.numel = 1000 + g
+                a.dtype = dtype
+    return args
+
+
+plan = ctypes.c_void_p()
+status = lib().kfuse_plan_create(update._handle, groups([F32, BF16]), 2, nargs,
+                                 0, ctypes.byref(plan))
+print("plan mixed dtypes:", STATUS_NAMES[status],
+      lib().kfuse_last_error().decode())
+status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs - 1,
+                                 0, ctypes.byref(plan))
+print("plan bad layout:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
+status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
+                                 1, ctypes.byref(plan))
+if status == 0:
+    print("plan: created (GPU present)")
+    lib().kfuse_plan_destroy(plan)
+else:
+    print("plan:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
+print("null plan:", lib().kfuse_plan_num_launches(None),
+      lib().kfuse_plan_num_chunks(None),
+      lib().kfuse_plan_matches(None, None, 0, 0),
+      STATUS_NAMES[lib().kfuse_plan_step(None, None)])

@@ -33,6 +33,12 @@ static Expected<DeviceCheck> checkOnDevice(StringRef text,
                                            func::FuncOp reference,
                                            const CheckOptions &checkOptions) {
   DeviceCheck result;
+  if (options.pipeline.multiTensor || options.pipeline.gradScaling ||
+      options.pipeline.masterWeights) {
+    result.skipReason = "multi-tensor, grad-scaling and master-weight plans "
+                        "run on the GPU through bench/test_gpu.py";
+    return result;
+  }
   Expected<CudaDriver &> driver = CudaDriver::get();
   if (!driver) {
     result.skipReason = toString(driver.takeError());

@@ -1,0 +1,553 @@
+"""Multi-tensor AdamW: kfuse (one launch a step) against torch.optim.AdamW.
+
+Runs on the GPU machine:
+    KFUSE_LIBRARY=build/lib/libkfuse.so python3 bench/bench_multi_tensor.py --out DIR
+Cases: the GPT-2-small parameter list (150 tensors, 124M elements) in f32 and
+with bf16 params; 4096 tensors of 256 elements (host cost: wall time per
+step); a CUDA-graph capture of kfuse's step with the lr changed between
+replays; parity over 100 steps; grad scaling (inf skips the step, inv_scale
+matches halved grads). Every case is guarded: DIR/bench_multi_tensor.json is
+rewritten after each one, so a failure or a timeout keeps what ran.
+Bandwidth counts the fewest bytes an update must move (28 B/element for f32
+AdamW), against a device-to-device copy measured in the same run.
+"""
+
+import argparse
+import datetime
+import gc
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+import torch  # noqa: E402
+
+import kfuse  # noqa: E402
+
+ADAMW = REPO / "library" / "optim" / "adamw.mlir"
+HP = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=1e-2)
+TORCH_HP = dict(lr=HP["lr"], betas=(HP["beta1"], HP["beta2"]), eps=HP["eps"],
+                weight_decay=HP["weight_decay"])
+GB = 1e9
+
+
+def gpt2_shapes(d=768, layers=12, vocab=50304, ctx=1024):
+    """GPT-2 small's parameter shapes (as /work/shared/anchors/torch_peers.py)."""
+    s = [(vocab, d), (ctx, d)]
+    for _ in range(layers):
+        s += [(d,), (d,), (3 * d, d), (3 * d,), (d, d), (d,), (d,), (d,),
+              (4 * d, d), (4 * d,), (d, 4 * d), (d,)]
+    s += [(d,), (d,)]
+    return s
+
+
+def commit():
+    if os.environ.get("KFUSE_COMMIT"):
+        return os.environ["KFUSE_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO,
+                              capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except Exception:  # noqa: BLE001 - no git there is fine
+        return "unknown"
+
+
+def free():
+    gc.collect()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+
+
+def time_ms(fn, warmup, repeats):
+    """Median and spread of `fn` over `repeats` runs, timed with CUDA events."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return {"ms": statistics.median(times), "min_ms": min(times),
+            "max_ms": max(times), "repeats": repeats}
+
+
+def wall_ms(fn, warmup, repeats):
+    """Host wall time per call over `repeats` calls, one sync at the end."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1e3 / repeats
+
+
+def numel_of(shapes):
+    total = 0
+    for shape in shapes:
+        n = 1
+        for d in shape:
+            n *= d
+        total += n
+    return total
+
+
+def make_list(shapes, param_dtype, state_dtype, seed=0):
+    """params, grads, exp_avg, exp_avg_sq: random, never zeros."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+
+    def rand(shape, dtype, nonneg=False):
+        t = torch.empty(shape, device="cuda", dtype=torch.float32)
+        if nonneg:
+            t.uniform_(0.0, 1e-3, generator=gen)
+        else:
+            t.normal_(generator=gen)
+        return t.to(dtype)
+
+    ps = [rand(s, param_dtype) for s in shapes]
+    gs = [rand(s, param_dtype) for s in shapes]
+    ms = [rand(s, state_dtype) for s in shapes]
+    vs = [rand(s, state_dtype, nonneg=True) for s in shapes]
+    return ps, gs, ms, vs
+
+
+def kfuse_opt(ps, gs, ms, vs, **kwargs):
+    return kfuse.multi_tensor(str(ADAMW), params=ps, grads=gs,
+                              states={"exp_avg": ms, "exp_avg_sq": vs},
+                              **dict(HP, **kwargs))
+
+
+def torch_opt(shapes, dtype, seed=0, **impl):
+    ps, gs, ms, vs = make_list(shapes, dtype, dtype, seed)
+    params = [torch.nn.Parameter(p) for p in ps]
+    for p, g in zip(params, gs):
+        p.grad = g
+    opt = torch.optim.AdamW(params, **TORCH_HP, **impl)
+    opt.step()  # creates the states
+    for p, m, v in zip(params, ms, vs):
+        opt.state[p]["exp_avg"].copy_(m)
+        opt.state[p]["exp_avg_sq"].copy_(v)
+    del ms, vs
+    return opt, params
+
+
+def bpe(param_dtype, state_dtype):
+    ps = torch.tensor([], dtype=param_dtype).element_size()
+    ss = torch.tensor([], dtype=state_dtype).element_size()
+    # Read param, grad, two states; write param and two states.
+    return 3 * ps + 4 * ss
+
+
+class Report:
+    def __init__(self, path):
+        self.path = path
+        props = torch.cuda.get_device_properties(0)
+        self.data = {
+            "device": f"{props.name} ({props.multi_processor_count} SMs, "
+                      f"{props.total_memory / 2**30:.0f} GiB)",
+            "commit": commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "torch": torch.__version__, "kfuse_arch": None,
+            "copy_GBps": None, "results": [], "errors": []}
+        try:
+            self.data["kfuse_arch"] = kfuse.device_arch()
+        except Exception as error:  # noqa: BLE001 - recorded; cases fail too
+            self.data["errors"].append({"case": "device_arch",
+                                        "error": repr(error)})
+
+    def write(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            json.dump(self.data, f, indent=1)
+        tmp.replace(self.path)
+
+    def row(self, case, impl, numel, timing, bytes_per_element, **extra):
+        gbps = bytes_per_element * numel / (timing["ms"] * 1e-3) / GB
+        copy = self.data["copy_GBps"]
+        entry = {"case": case, "impl": impl, "ms": timing["ms"], "GBps": gbps,
+                 "pct_of_copy": 100.0 * gbps / copy if copy else None,
+                 "bytes_per_element": bytes_per_element, "numel": numel,
+                 "min_ms": timing["min_ms"], "max_ms": timing["max_ms"],
+                 "repeats": timing["repeats"]}
+        entry.update(extra)
+        self.data["results"].append(entry)
+        print(f"{case:28s} {impl:22s} {timing['ms']:8.3f} ms {gbps:7.0f} GB/s "
+              f"{entry['pct_of_copy'] or 0:5.1f}% of copy "
+              + " ".join(f"{k}={v}" for k, v in extra.items()
+                         if not isinstance(v, (dict, list))), flush=True)
+
+    def guarded(self, name, fn):
+        print(f"--- {name}", flush=True)
+        begin = time.perf_counter()
+        try:
+            fn()
+        except Exception as error:  # noqa: BLE001 - record and go on
+            traceback.print_exc()
+            self.data["errors"].append({"case": name, "error": repr(error)})
+            print(f"{name} FAILED: {error}", flush=True)
+        finally:
+            try:
+                free()
+            except Exception:  # noqa: BLE001 - a broken context stays broken
+                pass
+            print(f"    ({time.perf_counter() - begin:.1f} s)", flush=True)
+            self.write()
+
+
+def copy_bandwidth(report, warmup, repeats):
+    n = 1 << 28
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    timing = time_ms(lambda: dst.copy_(src), warmup, repeats)
+    report.data["copy_GBps"] = 8 * n / (timing["ms"] * 1e-3) / GB
+    report.data["copy"] = dict(timing, numel=n, dtype="float32")
+    n2 = numel_of(gpt2_shapes())
+    timing2 = time_ms(lambda: dst[:n2].copy_(src[:n2]), warmup, repeats)
+    report.data["copy_gpt2s_size_GBps"] = 8 * n2 / (timing2["ms"] * 1e-3) / GB
+    print(f"copy: {report.data['copy_GBps']:.0f} GB/s (2^28 f32), "
+          f"{report.data['copy_gpt2s_size_GBps']:.0f} GB/s (gpt2s size)",
+          flush=True)
+
+
+def bench_list(report, case, shapes, param_dtype, state_dtype, warmup,
+               repeats, torch_impls):
+    n = numel_of(shapes)
+
+    def run_kfuse():
+        ps, gs, ms, vs = make_list(shapes, param_dtype, state_dtype)
+        opt = kfuse_opt(ps, gs, ms, vs)
+        timing = time_ms(opt.step, warmup, repeats)
+        finite = all(bool(torch.isfinite(p.float()).all()) for p in ps[:4])
+        report.row(case, "kfuse", n, timing, bpe(param_dtype, state_dtype),
+                   launches=opt.launches_per_step, tensors=len(shapes),
+                   kfuse_bytes_per_step=opt.bytes_per_step,
+                   chunks=opt.num_chunks, finite=finite)
+
+    report.guarded(f"{case} kfuse", run_kfuse)
+    for impl, kwargs in torch_impls:
+        def run_torch(impl=impl, kwargs=kwargs):
+            opt, params = torch_opt(shapes, param_dtype, **kwargs)
+            timing = time_ms(opt.step, warmup, repeats)
+            sdt = opt.state[params[0]]["exp_avg"].dtype
+            extra = {"tensors": len(shapes), "launches": None}
+            if sdt != state_dtype:
+                extra["note"] = (f"torch keeps states in the param dtype "
+                                 f"({sdt}); bytes counted for its own layout")
+            report.row(case, impl, n, timing, bpe(param_dtype, sdt), **extra)
+
+        report.guarded(f"{case} {impl}", run_torch)
+
+
+def bench_chunks(report, warmup, repeats):
+    """kfuse on the f32 GPT-2 list over chunk sizes (KFUSE_CHUNK_ELEMENTS):
+    smaller chunks balance the last wave of blocks better."""
+    case = "adamw.f32.gpt2s"
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
+    saved = os.environ.get("KFUSE_CHUNK_ELEMENTS")
+    try:
+        for chunk in (8192, 16384, 32768, 131072):
+            os.environ["KFUSE_CHUNK_ELEMENTS"] = str(chunk)
+            opt = kfuse_opt(ps, gs, ms, vs)
+            timing = time_ms(opt.step, warmup, repeats)
+            report.row(case, f"kfuse_chunk{chunk}", n, timing, 28,
+                       launches=opt.launches_per_step, chunks=opt.num_chunks,
+                       chunk_elements=chunk)
+            del opt
+    finally:
+        if saved is None:
+            os.environ.pop("KFUSE_CHUNK_ELEMENTS", None)
+        else:
+            os.environ["KFUSE_CHUNK_ELEMENTS"] = saved
+
+
+def bench_tiny(report, warmup, repeats):
+    case = "adamw.f32.tiny4096"
+    shapes = [(256,)] * 4096
+    n = numel_of(shapes)
+    steps = max(repeats, 20)
+
+    def run_kfuse(check_stale):
+        ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
+        opt = kfuse_opt(ps, gs, ms, vs, check_stale=check_stale)
+        wall = wall_ms(opt.step, warmup, steps)
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case, "kfuse" + ("" if check_stale else "_nocheck"), n,
+                   timing, 28, wall_ms=wall, launches=opt.launches_per_step,
+                   tensors=len(shapes), check_stale=check_stale)
+
+    report.guarded(f"{case} kfuse", lambda: run_kfuse(True))
+    report.guarded(f"{case} kfuse_nocheck", lambda: run_kfuse(False))
+    for impl, kwargs in (("torch_fused", {"fused": True}),
+                         ("torch_foreach", {"foreach": True})):
+        def run_torch(impl=impl, kwargs=kwargs):
+            opt, _ = torch_opt(shapes, torch.float32, **kwargs)
+            wall = wall_ms(opt.step, 2, 10)
+            timing = time_ms(opt.step, 2, 10)
+            report.row(case, impl, n, timing, 28, wall_ms=wall,
+                       tensors=len(shapes), launches=None)
+
+        report.guarded(f"{case} {impl}", run_torch)
+
+
+def bench_graph(report, warmup, repeats):
+    """Captures kfuse's step, replays it with the lr changed between replays,
+    against eager steps from the same state."""
+    case = "adamw.f32.gpt2s.graph"
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    a = make_list(shapes, torch.float32, torch.float32, seed=3)
+    b = [[t.clone() for t in ts] for ts in a]
+    graphed = kfuse_opt(*a)
+    eager = kfuse_opt(*b)
+    torch.cuda.synchronize()
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            graphed.step()
+    torch.cuda.current_stream().wait_stream(side)
+    for _ in range(3):
+        eager.step()
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        graphed.step()
+    lr_view = graphed.hyper_tensor("lr")
+    replays = 20
+    for i in range(replays):
+        lr = HP["lr"] * (1.0 - i / replays)
+        # Both ways of changing a hyper between replays.
+        if i % 2:
+            graphed.set_hyper("lr", lr)
+        else:
+            lr_view.fill_(lr)
+        graph.replay()
+        eager.set_hyper("lr", lr)
+        eager.step()
+    torch.cuda.synchronize()
+
+    exact = True
+    max_rel = 0.0
+    for x, y in zip([t for ts in a[:1] + a[2:] for t in ts],
+                    [t for ts in b[:1] + b[2:] for t in ts]):
+        if not torch.equal(x, y):
+            exact = False
+            diff = ((x.double() - y.double()).norm() /
+                    y.double().norm().clamp_min(1e-30)).item()
+            max_rel = max(max_rel, diff)
+    steps = (graphed.get_hyper("step"), eager.get_hyper("step"))
+    graphed.set_hyper("lr", HP["lr"])
+    timing = time_ms(graph.replay, warmup, repeats)
+    eager_timing = time_ms(eager.step, warmup, repeats)
+    ok = (exact or max_rel <= 1e-7) and steps[0] == steps[1] == 3 + replays
+    report.row(case, "kfuse_graph_replay", n, timing, 28,
+               eager_ms=eager_timing["ms"], bit_identical=exact,
+               max_rel_l2=max_rel, steps=list(steps), replays=replays,
+               matches_eager=ok, launches=graphed.launches_per_step)
+    report.data["graph"] = {"bit_identical": exact, "max_rel_l2": max_rel,
+                            "steps_graphed_eager": list(steps),
+                            "matches_eager": ok, "replay_ms": timing["ms"],
+                            "eager_ms": eager_timing["ms"]}
+    if not ok:
+        raise AssertionError(f"graph replays differ from eager steps: "
+                             f"exact={exact} max_rel={max_rel} steps={steps}")
+
+
+def rel_l2(out, ref):
+    out, ref = out.double(), ref.double()
+    return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def parity_f32(report, steps):
+    shapes = gpt2_shapes()
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    p0 = [torch.randn(s, device="cuda", generator=gen) for s in shapes]
+    grads = [torch.empty_like(p) for p in p0]
+    params = [torch.nn.Parameter(p.clone()) for p in p0]
+    for p, g in zip(params, grads):
+        p.grad = g  # torch and kfuse read the same grad tensors
+    ref = torch.optim.AdamW(params, **TORCH_HP, fused=True)
+    ks = [p.clone() for p in p0]
+    ms = [torch.zeros_like(p) for p in p0]
+    vs = [torch.zeros_like(p) for p in p0]
+    opt = kfuse_opt(ks, grads, ms, vs)
+    for step in range(steps):
+        gen.manual_seed(1000 + step)
+        for g in grads:
+            g.normal_(generator=gen)
+        opt.step()
+        ref.step()
+    torch.cuda.synchronize()
+    errors = [rel_l2(k, p.detach()) for k, p in zip(ks, params)]
+    m_errors = [rel_l2(m, ref.state[p]["exp_avg"]) for m, p in zip(ms, params)]
+    v_errors = [rel_l2(v, ref.state[p]["exp_avg_sq"])
+                for v, p in zip(vs, params)]
+    result = {"steps": steps, "tensors": len(shapes),
+              "max_param_rel_l2": max(errors),
+              "max_exp_avg_rel_l2": max(m_errors),
+              "max_exp_avg_sq_rel_l2": max(v_errors),
+              "kfuse_step": opt.get_hyper("step"),
+              "goal_param_rel_l2_1e-6_met": max(errors) <= 1e-6}
+    report.data.setdefault("parity", {})["f32_vs_torch_fused"] = result
+    print(json.dumps(result), flush=True)
+
+
+def parity_bf16(report, steps):
+    """bf16 params and grads, f32 states, against float64 AdamW with the
+    params rounded to bf16 after every step (what the storage forces)."""
+    shapes = gpt2_shapes()
+    gen = torch.Generator(device="cuda").manual_seed(8)
+    p0 = [torch.randn(s, device="cuda", generator=gen).bfloat16()
+          for s in shapes]
+    grads = [torch.empty_like(p) for p in p0]
+    refs = [torch.nn.Parameter(p.double()) for p in p0]
+    ref = torch.optim.AdamW(refs, **TORCH_HP, foreach=True)
+    ks = [p.clone() for p in p0]
+    ms = [torch.zeros(p.shape, device="cuda") for p in p0]
+    vs = [torch.zeros(p.shape, device="cuda") for p in p0]
+    opt = kfuse_opt(ks, grads, ms, vs)
+    for step in range(steps):
+        gen.manual_seed(2000 + step)
+        for g, r in zip(grads, refs):
+            g.copy_(torch.randn(g.shape, device="cuda", generator=gen))
+            r.grad = g.double()
+        opt.step()
+        ref.step()
+        with torch.no_grad():
+            for r in refs:
+                r.copy_(r.bfloat16().double())
+    torch.cuda.synchronize()
+    ulp = torch.finfo(torch.bfloat16).eps
+    off = total = 0
+    max_rel = 0.0
+    for k, r in zip(ks, refs):
+        rd = r.detach()
+        rel = (k.double() - rd).abs() / rd.abs().clamp_min(1e-6)
+        off += int((rel > ulp).sum())
+        total += rel.numel()
+        max_rel = max(max_rel, rel.max().item())
+    result = {"steps": steps, "numel": total, "max_rel": max_rel,
+              "frac_elements_off_by_more_than_1ulp": off / total,
+              "note": "reference: float64 AdamW (foreach), params rounded to "
+                      "bf16 after each step; kfuse states f32"}
+    report.data.setdefault("parity", {})["bf16p_f32s_vs_f64"] = result
+    print(json.dumps(result), flush=True)
+
+
+def grad_scaling(report):
+    shapes = gpt2_shapes()
+    ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32, seed=9)
+    scaled = kfuse_opt(ps, gs, ms, vs, grad_scaling=True)
+    before = [t.clone() for t in ps + ms + vs]
+    saved = gs[5].view(-1)[0].item()
+    gs[5].view(-1)[0] = float("inf")
+    scaled.step()
+    torch.cuda.synchronize()
+    unchanged = all(torch.equal(x, y) for x, y in zip(ps + ms + vs, before))
+    found = scaled.found_inf.item()
+    step_after_inf = scaled.get_hyper("step")
+    gs[5].view(-1)[0] = saved
+
+    # inv_scale 0.5 against an unscaled plan on halved grads, same state.
+    half = [g * 0.5 for g in gs]
+    ps2, ms2, vs2 = ([t.clone() for t in ts] for ts in (ps, ms, vs))
+    plain = kfuse_opt(ps2, half, ms2, vs2)
+    scaled.set_hyper("inv_scale", 0.5)
+    scaled.step()
+    plain.step()
+    torch.cuda.synchronize()
+    found_after = scaled.found_inf.item()
+    exact = all(torch.equal(x, y) for x, y in zip(ps + ms + vs,
+                                                  ps2 + ms2 + vs2))
+    max_rel = max(rel_l2(x, y) for x, y in zip(ps + ms + vs, ps2 + ms2 + vs2))
+    result = {"inf_step_left_everything_bit_identical": unchanged,
+              "found_inf_after_inf_step": found,
+              "step_after_inf_step": step_after_inf,
+              "found_inf_after_finite_step": found_after,
+              "step_after_finite_step": scaled.get_hyper("step"),
+              "inv_scale_half_matches_halved_grads_exactly": exact,
+              "inv_scale_half_max_rel_l2": max_rel,
+              "launches": scaled.launches_per_step,
+              "bytes_per_step": scaled.bytes_per_step}
+    result["ok"] = (unchanged and found != 0 and step_after_inf == 0
+                    and found_after == 0 and result["step_after_finite_step"] == 1
+                    and (exact or max_rel <= 1e-7))
+    report.data["grad_scaling"] = result
+    print(json.dumps(result), flush=True)
+    if not result["ok"]:
+        raise AssertionError(f"grad scaling check failed: {result}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--parity-steps", type=int, default=100)
+    parser.add_argument("--only", help="run only cases containing this")
+    options = parser.parse_args()
+    w, r = options.warmup, options.repeats
+    report = Report(pathlib.Path(options.out) / "bench_multi_tensor.json")
+    report.data.update({"warmup": w, "repeats": r})
+    report.write()
+
+    def want(name):
+        return not options.only or options.only in name
+
+    report.guarded("copy", lambda: copy_bandwidth(report, w, r))
+    torch_both = (("torch_fused", {"fused": True}),
+                  ("torch_foreach", {"foreach": True}))
+    if want("adamw.f32.gpt2s"):
+        bench_list(report, "adamw.f32.gpt2s", gpt2_shapes(), torch.float32,
+                   torch.float32, w, r, torch_both)
+    if want("chunks"):
+        report.guarded("adamw.f32.gpt2s chunk sizes",
+                       lambda: bench_chunks(report, w, r))
+    if want("adamw.bf16p_f32s.gpt2s"):
+        bench_list(report, "adamw.bf16p_f32s.gpt2s", gpt2_shapes(),
+                   torch.bfloat16, torch.float32, w, r,
+                   (("torch_fused_bf16", {"fused": True}),))
+    if want("tiny4096"):
+        bench_tiny(report, w, r)
+    if want("graph"):
+        report.guarded("adamw.f32.gpt2s.graph",
+                       lambda: bench_graph(report, w, r))
+    if want("parity"):
+        report.guarded("parity f32",
+                       lambda: parity_f32(report, options.parity_steps))
+        report.guarded("parity bf16",
+                       lambda: parity_bf16(report, options.parity_steps))
+    if want("grad_scaling"):
+        report.guarded("grad scaling", lambda: grad_scaling(report))
+
+    print(f"\n{'case':28s} {'impl':22s} {'ms':>8s} {'GB/s':>7s} {'%copy':>6s} "
+          f"{'wall_ms':>8s}")
+    for e in report.data["results"]:
+        print(f"{e['case']:28s} {e['impl']:22s} {e['ms']:8.3f} "
+              f"{e['GBps']:7.0f} {e['pct_of_copy'] or 0:6.1f} "
+              f"{e.get('wall_ms', float('nan')):8.3f}")
+    for e in report.data["errors"]:
+        print(f"ERROR {e['case']}: {e['error']}")
+    report.write()
+    return 1 if report.data["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,431 @@
+"""Multi-tensor updates: one launch a step for a whole parameter list.
+
+    import kfuse
+    adamw = kfuse.Update("library/optim/adamw.mlir")
+    opt = kfuse.multi_tensor(adamw, params=ps, grads=[p.grad for p in ps],
+                             states={"exp_avg": ms, "exp_avg_sq": vs},
+                             lr=1e-3, weight_decay=1e-2)
+    opt.step()                      # one kernel launch for every tensor
+
+Groups are split by device and dtype signature into one plan each (the usual
+case is one plan). A plan binds the tensors it was built on: `step` checks
+their data_ptr()s first (check_stale=True) and raises KfuseError("stale
+plan: ...") when one moved; call `rebuild()` then.
+
+Hyperparameters live in device memory, in a float64 torch tensor the plan is
+bound to: `hyper_tensor("lr")` is a 0-dim view of its slot, so a captured
+CUDA graph reads whatever was written there last (e.g. `t.fill_(lr)` or
+`t.copy_(lr_tensor)` before a replay, or inside the graph). `set_hyper`
+writes a slot from the host, ordered on the current stream (not while
+capturing). A "step" hyper counts the steps taken: it starts at 0 unless
+given, and each step computes with step + 1 and stores it.
+"""
+
+import ctypes
+import operator
+
+from ._capi import F32, ArgInfoStruct, ArgStruct, KfuseError, ROLE_NAMES
+from ._capi import check, lib
+
+__all__ = ["MultiTensorUpdate", "multi_tensor"]
+
+_data_ptr = None  # torch.Tensor.data_ptr, bound on first use
+
+
+def _invalid(message):
+    return KfuseError(message, "INVALID_ARGUMENT")
+
+
+def _stream_handle(torch, stream, device):
+    if stream is None:
+        stream = torch.cuda.current_stream(device)
+    raw = stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
+    return ctypes.c_void_p(raw or None)
+
+
+class _Plan:
+    """One libkfuse plan over the groups of one device and dtype signature."""
+
+    def __init__(self, torch, update, groups, indices, hypers, grad_scaling,
+                 first_tensor):
+        self.indices = indices
+        self.device = groups[indices[0]][first_tensor].device
+        names = [a.name for a in update.args]
+        nargs = len(names)
+        args = (ArgStruct * (len(indices) * nargs))()
+        for slot, index in enumerate(indices):
+            group = groups[index]
+            for position, info in enumerate(update.args):
+                arg = args[slot * nargs + position]
+                if info.role == "hyper":
+                    arg.data = None
+                    arg.numel = 0
+                    arg.dtype = F32
+                    arg.value = float(hypers[info.name])
+                    continue
+                tensor = group[info.name]
+                arg.data = tensor.data_ptr() or None
+                arg.numel = tensor.numel()
+                arg.dtype = _dtype_code(torch, tensor, info.name, index)
+                arg.value = 0.0
+        self.handle = ctypes.c_void_p()
+        with torch.cuda.device(self.device):
+            check(lib().kfuse_plan_create(
+                update._handle, args, len(indices), nargs,
+                1 if grad_scaling else 0, ctypes.byref(self.handle)))
+            self.arg_names = []
+            for position in range(lib().kfuse_plan_num_args(self.handle)):
+                info = ArgInfoStruct()
+                check(lib().kfuse_plan_arg_info(self.handle, position,
+                                                ctypes.byref(info)))
+                self.arg_names.append((info.name.decode(),
+                                       ROLE_NAMES[info.role]))
+            # Hypers and found_inf in torch memory, so that views of them
+            # are ordinary tensors (capturable, usable by schedulers).
+            stream = torch.cuda.current_stream(self.device)
+            self.hypers = torch.zeros(len(self.arg_names), dtype=torch.float64,
+                                      device=self.device)
+            check(lib().kfuse_plan_bind_hypers(
+                self.handle, self.hypers.data_ptr(), len(self.arg_names),
+                ctypes.c_void_p(stream.cuda_stream or None)))
+            self.found_inf = None
+            if grad_scaling:
+                self.found_inf = torch.zeros(1, dtype=torch.float32,
+                                             device=self.device)
+                check(lib().kfuse_plan_bind_found_inf(
+                    self.handle, self.found_inf.data_ptr()))
+            stream.synchronize()
+        self.launches = lib().kfuse_plan_num_launches(self.handle)
+        self.num_chunks = lib().kfuse_plan_num_chunks(self.handle)
+        value = ctypes.c_uint64()
+        check(lib().kfuse_plan_bytes_per_step(self.handle, ctypes.byref(value)))
+        self.bytes_per_step = value.value
+
+    def slot(self, name):
+        for position, (arg, role) in enumerate(self.arg_names):
+            if arg == name and role == "hyper":
+                return position
+        raise _invalid(f"no hyperparameter '{name}'; the plan has " + ", ".join(
+            arg for arg, role in self.arg_names if role == "hyper"))
+
+    def destroy(self):
+        if self.handle:
+            lib().kfuse_plan_destroy(self.handle)
+            self.handle = None
+
+
+def _dtype_code(torch, tensor, name, group):
+    from . import _dtype_code as code_of
+    try:
+        return code_of(torch, tensor, name)
+    except KfuseError as error:
+        raise _invalid(f"tensor group {group}: {error}") from None
+
+
+class MultiTensorUpdate:
+    """An update over a list of tensor groups, one launch a step per plan.
+
+    `update` is a kfuse.Update (or a path / IR text); `groups` a list of
+    dicts {tensor argument name: CUDA tensor}, one per parameter; `hypers`
+    the initial hyperparameters (IR defaults otherwise; "step" defaults to
+    0 steps taken). With `grad_scaling`, grads are multiplied by the hyper
+    "inv_scale" (1.0 at first) and a step with an inf or NaN grad changes
+    nothing, decided on the device (`found_inf` shows the flag).
+    """
+
+    def __init__(self, update, groups, hypers=None, grad_scaling=False,
+                 check_stale=True, grads_of=None):
+        if getattr(lib(), "kfuse_missing", None):
+            raise KfuseError(
+                f"{lib()._name} predates multi-tensor plans (it lacks "
+                f"{lib().kfuse_missing[0]}); rebuild libkfuse", "INTERNAL")
+        import torch
+        global _data_ptr
+        _data_ptr = torch.Tensor.data_ptr
+        from . import Update
+        if not isinstance(update, Update):
+            update = Update(update)
+        self.update = update
+        self.grad_scaling = bool(grad_scaling)
+        self.check_stale = check_stale
+        self._tensor_names = [a.name for a in update.args if a.role != "hyper"]
+        groups = list(groups)
+        if not groups:
+            raise _invalid("no tensor groups: a multi-tensor update needs at "
+                           "least one")
+        self._groups = [self._checked_group(torch, g, i)
+                        for i, g in enumerate(groups)]
+        self._hypers = self._initial_hypers(torch, hypers or {})
+
+        # One plan per device and dtype signature, in first-seen order.
+        by_signature = {}
+        for index, group in enumerate(self._groups):
+            first = group[self._tensor_names[0]]
+            key = (first.device,) + tuple(group[n].dtype
+                                          for n in self._tensor_names)
+            by_signature.setdefault(key, []).append(index)
+        if self.grad_scaling and len(by_signature) > 1:
+            raise _invalid(
+                f"grad scaling over {len(by_signature)} dtype signatures or "
+                "devices: a step must be skipped for all of them at once, "
+                "which one plan per signature cannot do yet; use one dtype "
+                "signature")
+        self.plans = []
+        try:
+            for indices in by_signature.values():
+                self.plans.append(_Plan(torch, update, self._groups, indices,
+                                        self._hypers, self.grad_scaling,
+                                        self._tensor_names[0]))
+            if self._initial_inv_scale is not None:
+                self.set_hyper("inv_scale", self._initial_inv_scale)
+        except BaseException:
+            self._destroy()
+            raise
+
+        # Staleness: the tensors' data_ptr()s now, in group order; and, for
+        # grads read from params, the grad objects themselves.
+        self._tracked = [g[n] for g in self._groups for n in self._tensor_names]
+        self._pointers = list(map(_data_ptr, self._tracked))
+        self._grads_of = None
+        if grads_of is not None:
+            grad_name = next(a.name for a in update.args if a.role == "grad")
+            self._grads_of = list(grads_of)
+            self._grad_objects = [g[grad_name] for g in self._groups]
+            if len(self._grads_of) != len(self._groups):
+                raise _invalid(f"grads_of has {len(self._grads_of)} params "
+                               f"for {len(self._groups)} groups")
+
+    def _checked_group(self, torch, group, index):
+        if not isinstance(group, dict):
+            raise _invalid(f"tensor group {index} is a {type(group).__name__},"
+                           " expected a dict of tensors")
+        unknown = sorted(set(group) - set(self._tensor_names))
+        missing = [n for n in self._tensor_names if n not in group]
+        if unknown or missing:
+            raise _invalid(
+                f"tensor group {index}: " +
+                (f"unknown tensor(s) {', '.join(map(repr, unknown))}; "
+                 if unknown else "") +
+                (f"missing tensor(s) {', '.join(map(repr, missing))}; "
+                 if missing else "") +
+                "the update's tensors are " + ", ".join(self._tensor_names))
+        device = None
+        for name in self._tensor_names:
+            tensor = group[name]
+            where = f"tensor group {index}: tensor '{name}'"
+            if not isinstance(tensor, torch.Tensor):
+                raise _invalid(f"{where} is a {type(tensor).__name__}, not a "
+                               "torch.Tensor")
+            if not tensor.is_cuda:
+                raise _invalid(f"{where} is on {tensor.device}, not a CUDA "
+                               "device")
+            if device is None:
+                device = tensor.device
+            elif tensor.device != device:
+                raise _invalid(f"{where} is on {tensor.device} but the "
+                               f"group's other tensors are on {device}")
+            if not tensor.is_contiguous():
+                raise _invalid(f"{where} is not contiguous")
+        return dict(group)
+
+    def _initial_hypers(self, torch, given):
+        names = [a.name for a in self.update.args if a.role == "hyper"]
+        allowed = names + (["inv_scale"] if self.grad_scaling else [])
+        unknown = sorted(set(given) - set(allowed))
+        if unknown:
+            raise _invalid("unknown hyperparameter(s) " +
+                           ", ".join(map(repr, unknown)) + "; the update takes "
+                           + ", ".join(allowed))
+        values = {}
+        for info in self.update.args:
+            if info.role != "hyper":
+                continue
+            value = given.get(info.name)
+            if value is None:
+                if info.name == "step":
+                    value = 0.0  # steps taken so far
+                elif info.default is None:
+                    raise _invalid(f"missing hyperparameter '{info.name}' (it "
+                                   "has no default)")
+                else:
+                    value = info.default
+            if isinstance(value, torch.Tensor):
+                value = value.item()
+            values[info.name] = float(value)
+        self._initial_inv_scale = given.get("inv_scale")
+        return values
+
+    # -- stepping -----------------------------------------------------------
+
+    def stale_reason(self):
+        """None when every tensor is where the plans were built, else why."""
+        pointers = list(map(_data_ptr, self._tracked))
+        if pointers != self._pointers:
+            for position, (now, then) in enumerate(zip(pointers,
+                                                       self._pointers)):
+                if now != then:
+                    group, arg = divmod(position, len(self._tensor_names))
+                    return (f"tensor '{self._tensor_names[arg]}' of group "
+                            f"{group} moved (data_ptr {then:#x} -> {now:#x})")
+        if self._grads_of is not None and not all(map(
+                operator.is_, map(operator.attrgetter("grad"), self._grads_of),
+                self._grad_objects)):
+            for group, (param, grad) in enumerate(zip(self._grads_of,
+                                                      self._grad_objects)):
+                if param.grad is not grad:
+                    return (f"the grad of group {group}'s param is a new "
+                            "tensor (zero_grad(set_to_none=True)?)")
+        return None
+
+    def step(self, stream=None):
+        """Launches one step on `stream` (default: the current stream)."""
+        if self.check_stale:
+            reason = self.stale_reason()
+            if reason is not None:
+                raise _invalid(f"stale plan: {reason}; rebuild() it")
+        import torch
+        for plan in self.plans:
+            check(lib().kfuse_plan_step(
+                plan.handle, _stream_handle(torch, stream, plan.device)))
+
+    def rebuild(self, groups=None):
+        """New plans over `groups` (default: the same dicts, re-read; grads
+        re-read from their params when built with grads_of), keeping the
+        current hyperparameters, step included."""
+        hypers = {name: self.get_hyper(name) for name in self.hyper_names}
+        if groups is None:
+            groups = self._groups
+            if self._grads_of is not None:
+                grad_name = next(a.name for a in self.update.args
+                                 if a.role == "grad")
+                groups = [dict(g, **{grad_name: p.grad})
+                          for g, p in zip(groups, self._grads_of)]
+        grads_of = self._grads_of
+        self._destroy()
+        self.__init__(self.update, groups, hypers, self.grad_scaling,
+                      self.check_stale, grads_of)
+
+    # -- hyperparameters ----------------------------------------------------
+
+    @property
+    def hyper_names(self):
+        return [n for n, role in self.plans[0].arg_names if role == "hyper"]
+
+    def set_hyper(self, name, value, stream=None):
+        """Writes a hyper in every plan, ordered on `stream` (default: the
+        current stream). Not capturable: in a graph, write hyper_tensor()."""
+        import torch
+        if isinstance(value, torch.Tensor):
+            value = value.item()
+        for plan in self.plans:
+            plan.slot(name)
+            check(lib().kfuse_plan_set_hyper_async(
+                plan.handle, name.encode(), float(value),
+                _stream_handle(torch, stream, plan.device)))
+
+    def get_hyper(self, name):
+        """The value of a hyper (synchronizes the device)."""
+        import torch
+        plan = self.plans[0]
+        slot = plan.slot(name)
+        torch.cuda.synchronize(plan.device)
+        return plan.hypers[slot].item()
+
+    def hyper_tensor(self, name):
+        """A 0-dim float64 CUDA tensor viewing the hyper's device slot (the
+        plan reads it at every step, graph replays included). Exactly one
+        plan: with several, use hyper_tensors()."""
+        if len(self.plans) != 1:
+            raise _invalid(f"{len(self.plans)} plans (one per dtype signature)"
+                           ": use hyper_tensors(name)")
+        return self.hyper_tensors(name)[0]
+
+    def hyper_tensors(self, name):
+        """hyper_tensor for every plan, in plan order."""
+        return [plan.hypers[plan.slot(name)] for plan in self.plans]
+
+    @property
+    def found_inf(self):
+        """The found_inf flag (float32, 1 element; nonzero after a step that
+        saw a non-finite grad), or None without grad scaling."""
+        if not self.grad_scaling:
+            return None
+        return self.plans[0].found_inf
+
+    # -- reporting ----------------------------------------------------------
+
+    @property
+    def launches_per_step(self):
+        return sum(plan.launches for plan in self.plans)
+
+    @property
+    def bytes_per_step(self):
+        return sum(plan.bytes_per_step for plan in self.plans)
+
+    @property
+    def num_chunks(self):
+        return sum(plan.num_chunks for plan in self.plans)
+
+    def _destroy(self):
+        for plan in getattr(self, "plans", []):
+            plan.destroy()
+        self.plans = []
+
+    def __del__(self):
+        try:
+            if lib() is not None:
+                self._destroy()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def multi_tensor(update, params, grads=None, states=None, grad_scaling=False,
+                 check_stale=True, **hypers):
+    """A MultiTensorUpdate from parallel lists.
+
+    `params`: the parameters; `grads`: their grads (default: each param's
+    .grad, re-checked at every step so that a grad replaced by backward is
+    caught); `states`: {state name: list of tensors}; `hypers`: initial
+    hyperparameters.
+    """
+    from . import Update
+    if not isinstance(update, Update):
+        update = Update(update)
+    roles = {}
+    for info in update.args:
+        roles.setdefault(info.role, []).append(info.name)
+    for role in ("param", "grad"):
+        if len(roles.get(role, [])) != 1:
+            raise _invalid(f"multi_tensor needs an update with one {role} "
+                           f"argument, this one has {len(roles.get(role, []))}"
+                           "; build the groups and use MultiTensorUpdate")
+    params = list(params)
+    grads_of = None
+    if grads is None:
+        missing = [i for i, p in enumerate(params) if p.grad is None]
+        if missing:
+            raise _invalid(f"params {missing[:8]} have no .grad yet; run "
+                           "backward first or pass grads=")
+        grads = [p.grad for p in params]
+        grads_of = params
+    grads = list(grads)
+    states = {name: list(tensors) for name, tensors in (states or {}).items()}
+    state_names = roles.get("state", [])
+    unknown = sorted(set(states) - set(state_names))
+    missing = [n for n in state_names if n not in states]
+    if unknown or missing:
+        raise _invalid("states must be exactly " + (", ".join(state_names) or
+                       "(none)") + f"; got {', '.join(sorted(states))}")
+    for name, tensors in [("grads", grads)] + list(states.items()):
+        if len(tensors) != len(params):
+            raise _invalid(f"{len(params)} params but {len(tensors)} {name}")
+    groups = []
+    for index, param in enumerate(params):
+        # The param itself (not a detached alias): `param.data = ...` then
+        # shows as a moved data_ptr.
+        group = {roles["param"][0]: param, roles["grad"][0]: grads[index]}
+        for name in state_names:
+            group[name] = states[name][index]
+        groups.append(group)
+    return MultiTensorUpdate(update, groups, hypers, grad_scaling, check_stale,
+                             grads_of)

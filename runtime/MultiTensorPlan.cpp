@@ -1,0 +1,493 @@
+//===- MultiTensorPlan.cpp - one launch for a whole parameter list --------===//
+
+#include "runtime/MultiTensorPlan.h"
+#include "runtime/Errors.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cstdlib>
+#include <numeric>
+
+namespace kfuse {
+
+static llvm::Error invalid(const llvm::Twine &message) {
+  return makeError(ErrorCode::InvalidArgument, message);
+}
+
+static llvm::Error internal(const llvm::Twine &message) {
+  return makeError(ErrorCode::Internal, message);
+}
+
+/// Roles by ArgRole value (param, grad, state, hyper, model).
+static constexpr unsigned kNumRoles = static_cast<unsigned>(ArgRole::model) + 1;
+
+/// The tensor arguments of an update, in argument order.
+static std::vector<unsigned> tensorArgsOf(llvm::ArrayRef<ArgInfo> infos) {
+  std::vector<unsigned> indices;
+  for (auto [index, info] : llvm::enumerate(infos))
+    if (info.role != ArgRole::hyper)
+      indices.push_back(index);
+  return indices;
+}
+
+std::vector<TableTensor>
+gatherTableTensors(llvm::ArrayRef<LaunchArg> groups, size_t argsPerGroup,
+                   llvm::ArrayRef<unsigned> tensorArgs) {
+  std::vector<TableTensor> tensors;
+  if (argsPerGroup == 0)
+    return tensors;
+  size_t numGroups = groups.size() / argsPerGroup;
+  tensors.reserve(numGroups * tensorArgs.size());
+  for (size_t group = 0; group < numGroups; ++group)
+    for (unsigned index : tensorArgs) {
+      const LaunchArg &arg = groups[group * argsPerGroup + index];
+      tensors.push_back({reinterpret_cast<uintptr_t>(arg.data), arg.numel});
+    }
+  return tensors;
+}
+
+llvm::Expected<Specialization>
+specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
+                      llvm::ArrayRef<LaunchArg> groups, size_t numGroups) {
+  size_t perGroup = infos.size();
+  if (numGroups == 0)
+    return invalid("a multi-tensor plan needs at least one tensor group");
+  if (perGroup == 0 || groups.size() / perGroup != numGroups ||
+      groups.size() % perGroup != 0)
+    return invalid("expected " + llvm::Twine(numGroups) + " groups of " +
+                   llvm::Twine(perGroup) + " arguments, got " +
+                   llvm::Twine(groups.size()) + " arguments");
+
+  // Dtypes per role (param, grad, state) of group 0, which every group must
+  // repeat: one plan compiles for one dtype signature.
+  std::optional<DType> firstGroup[kNumRoles];
+  for (size_t group = 0; group < numGroups; ++group) {
+    std::optional<DType> roleDTypes[kNumRoles];
+    const std::string *roleFirstArg[kNumRoles] = {};
+    for (auto [index, info] : llvm::enumerate(infos)) {
+      if (info.role == ArgRole::hyper)
+        continue;
+      const LaunchArg &arg = groups[group * perGroup + index];
+      if (arg.dtype == DType::pred)
+        return invalid("tensor group " + llvm::Twine(group) + ": tensor '" +
+                       info.name + "' has unsupported dtype pred");
+      auto role = static_cast<unsigned>(info.role);
+      if (roleDTypes[role] && *roleDTypes[role] != arg.dtype)
+        return invalid("tensor group " + llvm::Twine(group) + ": " +
+                       argRoleName(info.role) + " '" + info.name + "' is " +
+                       dtypeName(arg.dtype) + " but " + argRoleName(info.role) +
+                       " '" + *roleFirstArg[role] + "' is " +
+                       dtypeName(*roleDTypes[role]) +
+                       "; every tensor of one role must share a dtype");
+      if (!roleDTypes[role]) {
+        roleDTypes[role] = arg.dtype;
+        roleFirstArg[role] = &info.name;
+      }
+    }
+    for (unsigned role = 0; role < kNumRoles; ++role) {
+      if (group == 0) {
+        firstGroup[role] = roleDTypes[role];
+        continue;
+      }
+      if (roleDTypes[role] != firstGroup[role])
+        return invalid("tensor group " + llvm::Twine(group) + ": " +
+                       argRoleName(static_cast<ArgRole>(role)) + " dtype " +
+                       dtypeName(roleDTypes[role].value_or(DType::f32)) +
+                       " differs from group 0's " +
+                       dtypeName(firstGroup[role].value_or(DType::f32)) +
+                       "; make one plan per dtype");
+    }
+  }
+
+  std::vector<unsigned> tensorArgs = tensorArgsOf(infos);
+  std::vector<std::string> names;
+  for (unsigned index : tensorArgs)
+    names.push_back(infos[index].name);
+  if (llvm::Error error = validateTensorGroups(
+          gatherTableTensors(groups, perGroup, tensorArgs), names))
+    return std::move(error);
+
+  Specialization spec;
+  spec.paramDType = firstGroup[0].value_or(DType::f32);
+  spec.gradDType = firstGroup[1].value_or(DType::f32);
+  spec.stateDType = firstGroup[2].value_or(DType::f32);
+  auto model = static_cast<unsigned>(ArgRole::model);
+  if (firstGroup[model])
+    spec.modelDType = *firstGroup[model];
+  spec.numel = -1;
+  spec.alignment = 16;
+  return spec;
+}
+
+llvm::Error checkMultiTensorPlan(const KernelPlan &plan,
+                                 llvm::ArrayRef<ArgInfo> infos,
+                                 bool gradScaling) {
+  std::string what = "the multi-tensor plan of '" + plan.updateName + "'";
+  if (!plan.multiTensor)
+    return internal(what + " is not marked multi-tensor");
+  if (plan.kernels.empty())
+    return internal(what + " has no kernels");
+  if (!plan.temporaries.empty())
+    return internal(what + " needs temporaries, which multi-tensor kernels "
+                           "cannot have");
+  if (plan.args.size() < infos.size())
+    return internal(what + " has " + llvm::Twine(plan.args.size()) +
+                    " arguments, the update " + llvm::Twine(infos.size()));
+  if (plan.checksFoundInf != gradScaling)
+    return internal(what + (gradScaling ? " does not check" : " checks") +
+                    " for non-finite grads");
+  std::vector<unsigned> expected = tensorArgsOf(infos);
+  std::vector<unsigned> sorted = plan.tensorArgs;
+  llvm::sort(sorted);
+  if (sorted != expected)
+    return internal(what + " lists " + llvm::Twine(plan.tensorArgs.size()) +
+                    " tensor arguments, the update has " +
+                    llvm::Twine(expected.size()));
+  bool scanSeen = false;
+  for (const KernelInfo &kernel : plan.kernels)
+    scanSeen |= kernel.role == KernelInfo::Role::FoundInfScan;
+  if (scanSeen != gradScaling)
+    return internal(what + (gradScaling ? " lacks" : " has") +
+                    " a found-inf scan kernel");
+  return llvm::Error::success();
+}
+
+namespace {
+/// Makes a plan's context current for one call and restores the caller's.
+class ScopedContext {
+public:
+  ScopedContext(CudaDriver &driver, CUcontext context) : driver(driver) {
+    if (driver.cuCtxGetCurrent(&previous) != CUDA_SUCCESS)
+      previous = nullptr;
+    if (previous != context)
+      result = driver.cuCtxSetCurrent(context);
+    switched = previous != context && result == CUDA_SUCCESS;
+  }
+  ~ScopedContext() {
+    if (switched && previous)
+      driver.cuCtxSetCurrent(previous);
+  }
+  llvm::Error check() const {
+    return driver.check(result, "cuCtxSetCurrent to the plan's context");
+  }
+
+private:
+  CudaDriver &driver;
+  CUcontext previous = nullptr;
+  CUresult result = CUDA_SUCCESS;
+  bool switched = false;
+};
+} // namespace
+
+llvm::Expected<std::unique_ptr<MultiTensorPlan>>
+MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
+                        size_t numGroups, llvm::ArrayRef<double> hyperValues,
+                        const MultiTensorPlanOptions &options) {
+  llvm::ArrayRef<ArgInfo> infos = update.args();
+  llvm::Expected<Specialization> spec =
+      specializeMultiTensor(infos, groups, numGroups);
+  if (!spec)
+    return spec.takeError();
+  if (hyperValues.size() != infos.size())
+    return invalid("expected " + llvm::Twine(infos.size()) +
+                   " initial hyperparameter values (one per argument), got " +
+                   llvm::Twine(hyperValues.size()));
+
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  PipelineOptions pipeline;
+  pipeline.multiTensor = true;
+  pipeline.gradScaling = options.gradScaling;
+  llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
+      update.compile(*spec, pipeline);
+  if (!compiled)
+    return compiled.takeError();
+  const KernelPlan &plan = (*compiled)->plan;
+  if (llvm::Error error =
+          checkMultiTensorPlan(plan, infos, options.gradScaling))
+    return std::move(error);
+  llvm::Expected<DeviceInfo> device = driver->currentDevice();
+  if (!device)
+    return device.takeError();
+  if (device->context != (*compiled)->context)
+    return internal("the module was loaded into another context");
+
+  std::unique_ptr<MultiTensorPlan> result(new MultiTensorPlan());
+  MultiTensorPlan &self = *result;
+  self.driver = &*driver;
+  self.context = device->context;
+  self.compiled = *compiled;
+  self.argsPerGroup = infos.size();
+  std::vector<unsigned> slots = tensorArgsOf(infos);
+  self.builtOn.reserve(numGroups * slots.size());
+  for (size_t group = 0; group < numGroups; ++group)
+    for (unsigned index : slots)
+      self.builtOn.push_back(groups[group * infos.size() + index]);
+
+  // Chunks begin on a vector boundary of every kernel that walks them.
+  unsigned vectorWidth = 1;
+  for (const KernelInfo &kernel : plan.kernels)
+    vectorWidth = std::lcm(vectorWidth, std::max(kernel.vectorWidth, 1u));
+  std::vector<std::string> names;
+  for (unsigned index : plan.tensorArgs)
+    names.push_back(plan.args[index].name);
+  llvm::Expected<MultiTensorTable> table = buildMultiTensorTable(
+      gatherTableTensors(groups, infos.size(), plan.tensorArgs), names,
+      vectorWidth, options.chunkElements);
+  if (!table)
+    return table.takeError();
+  self.chunkCount = static_cast<long long>(table->chunks.size());
+  self.elements = table->totalElements;
+
+  std::vector<double> hyperInit(plan.args.size(), 0.0);
+  for (auto [index, arg] : llvm::enumerate(plan.args)) {
+    if (arg.role != ArgRole::hyper)
+      continue;
+    hyperInit[index] = index < infos.size() ? hyperValues[index]
+                                            : arg.defaultValue.value_or(0.0);
+  }
+
+  CudaDriver &cuda = *driver;
+  auto upload = [&](DeviceBuffer &buffer, const void *data,
+                    size_t bytes) -> llvm::Error {
+    llvm::Expected<DeviceBuffer> allocated =
+        DeviceBuffer::allocate(cuda, bytes);
+    if (!allocated)
+      return allocated.takeError();
+    buffer = std::move(*allocated);
+    if (bytes == 0)
+      return llvm::Error::success();
+    if (data)
+      return cuda.check(cuda.cuMemcpyHtoD(buffer.get(), data, bytes),
+                        "upload of " + llvm::Twine(bytes) + " bytes");
+    return cuda.check(cuda.cuMemsetD8(buffer.get(), 0, bytes),
+                      "zeroing " + llvm::Twine(bytes) + " bytes");
+  };
+  if (llvm::Error error =
+          upload(self.entries, table->entries.data(),
+                 table->entries.size() * sizeof(MultiTensorEntry)))
+    return std::move(error);
+  if (llvm::Error error =
+          upload(self.chunks, table->chunks.data(),
+                 table->chunks.size() * sizeof(MultiTensorChunk)))
+    return std::move(error);
+  if (llvm::Error error = upload(self.hypers, hyperInit.data(),
+                                 hyperInit.size() * sizeof(double)))
+    return std::move(error);
+  if (llvm::Error error =
+          upload(self.doneCounter, nullptr, sizeof(unsigned int)))
+    return std::move(error);
+  if (plan.checksFoundInf)
+    if (llvm::Error error = upload(self.foundInf, nullptr, sizeof(float)))
+      return std::move(error);
+  // Copies from pageable memory may still be in flight when they return,
+  // and steps may run on streams that do not wait for the default one.
+  if (llvm::Error error =
+          cuda.check(cuda.cuCtxSynchronize(), "cuCtxSynchronize"))
+    return std::move(error);
+  self.entriesAddress = self.entries.get();
+  self.chunksAddress = self.chunks.get();
+  self.hypersAddress = self.hypers.get();
+  self.doneCounterAddress = self.doneCounter.get();
+  self.foundInfAddress = self.foundInf.get();
+
+  unsigned maxGrid = std::max<int64_t>(
+      1, std::min<int64_t>(self.chunkCount,
+                           int64_t(device->smCount) * defaultBlocksPerSm()));
+  bool foundInfZeroed = false;
+  for (auto [kernel, function] :
+       llvm::zip_equal(plan.kernels, (*compiled)->functions)) {
+    Launch launch;
+    launch.function = function;
+    launch.where = "kernel '" + kernel.name + "' (" + kernel.location + ")";
+    launch.grid = maxGrid;
+    launch.block = kernel.blockSize;
+    // Signatures from codegen/KernelPlan.h; the pointers refer to members
+    // of this (never moved) plan.
+    launch.params = {&self.entriesAddress, &self.chunksAddress,
+                     &self.chunkCount, &self.hypersAddress,
+                     &self.foundInfAddress};
+    if (kernel.role == KernelInfo::Role::FoundInfScan) {
+      launch.zeroFoundInfFirst = !foundInfZeroed;
+      foundInfZeroed = true;
+    } else {
+      launch.params.push_back(&self.doneCounterAddress);
+    }
+    self.launches.push_back(std::move(launch));
+  }
+  return std::move(result);
+}
+
+MultiTensorPlan::~MultiTensorPlan() {
+  if (!driver)
+    return;
+  ScopedContext scope(*driver, context);
+  entries.reset();
+  chunks.reset();
+  hypers.reset();
+  doneCounter.reset();
+  foundInf.reset();
+}
+
+llvm::Error MultiTensorPlan::step(CUstream stream) {
+  ScopedContext scope(*driver, context);
+  if (llvm::Error error = scope.check())
+    return error;
+  static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
+  for (Launch &launch : launches) {
+    if (launch.zeroFoundInfFirst)
+      if (llvm::Error error = driver->check(
+              driver->cuMemsetD32Async(foundInfAddress, 0, 1, stream),
+              "zeroing found_inf"))
+        return error;
+    if (llvm::Error error =
+            driver->check(driver->cuLaunchKernel(
+                              launch.function, launch.grid, 1, 1, launch.block,
+                              1, 1, 0, stream, launch.params.data(), nullptr),
+                          "launch of " + launch.where))
+      return error;
+    if (syncEachKernel)
+      if (llvm::Error error = driver->check(driver->cuStreamSynchronize(stream),
+                                            "execution of " + launch.where))
+        return error;
+  }
+  return llvm::Error::success();
+}
+
+bool MultiTensorPlan::matches(llvm::ArrayRef<LaunchArg> groups,
+                              size_t numGroups) const {
+  llvm::ArrayRef<ArgInfo> infos = args().take_front(argsPerGroup);
+  if (groups.size() != numGroups * argsPerGroup)
+    return false;
+  size_t slot = 0;
+  for (size_t group = 0; group < numGroups; ++group)
+    for (auto [index, info] : llvm::enumerate(infos)) {
+      if (info.role == ArgRole::hyper)
+        continue;
+      if (slot >= builtOn.size())
+        return false;
+      const LaunchArg &now = groups[group * argsPerGroup + index];
+      const LaunchArg &then = builtOn[slot++];
+      if (now.data != then.data || now.numel != then.numel ||
+          now.dtype != then.dtype)
+        return false;
+    }
+  return slot == builtOn.size();
+}
+
+llvm::Expected<unsigned>
+MultiTensorPlan::hyperIndex(llvm::StringRef name) const {
+  std::string known;
+  for (auto [index, arg] : llvm::enumerate(args())) {
+    if (arg.role != ArgRole::hyper)
+      continue;
+    if (arg.name == name)
+      return index;
+    known += (known.empty() ? "" : ", ") + arg.name;
+  }
+  return invalid("no hyperparameter '" + name + "'; the plan has " + known);
+}
+
+llvm::Expected<CUdeviceptr>
+MultiTensorPlan::hyperPointer(llvm::StringRef name) const {
+  llvm::Expected<unsigned> index = hyperIndex(name);
+  if (!index)
+    return index.takeError();
+  return hypersAddress + CUdeviceptr(*index) * sizeof(double);
+}
+
+llvm::Error MultiTensorPlan::setHyper(llvm::StringRef name, double value,
+                                      CUstream stream) {
+  llvm::Expected<CUdeviceptr> slot = hyperPointer(name);
+  if (!slot)
+    return slot.takeError();
+  ScopedContext scope(*driver, context);
+  if (llvm::Error error = scope.check())
+    return error;
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (llvm::Error error = driver->check(
+          driver->cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing"))
+    return error;
+  // A captured copy would replay from this call's stack frame.
+  if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return invalid("cannot set hyperparameter '" + name +
+                   "' while its stream is being captured; write its device "
+                   "slot (hyper pointer) from a captured kernel instead");
+  // The source is pageable: the driver stages it before returning.
+  return driver->check(
+      driver->cuMemcpyHtoDAsync(*slot, &value, sizeof(double), stream),
+      "write of hyperparameter '" + name + "'");
+}
+
+llvm::Error MultiTensorPlan::setHyperSync(llvm::StringRef name, double value) {
+  llvm::Expected<CUdeviceptr> slot = hyperPointer(name);
+  if (!slot)
+    return slot.takeError();
+  ScopedContext scope(*driver, context);
+  if (llvm::Error error = scope.check())
+    return error;
+  if (llvm::Error error =
+          driver->check(driver->cuCtxSynchronize(), "cuCtxSynchronize"))
+    return error;
+  if (llvm::Error error =
+          driver->check(driver->cuMemcpyHtoD(*slot, &value, sizeof(double)),
+                        "write of hyperparameter '" + name + "'"))
+    return error;
+  return driver->check(driver->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+llvm::Expected<double> MultiTensorPlan::getHyper(llvm::StringRef name) {
+  llvm::Expected<CUdeviceptr> slot = hyperPointer(name);
+  if (!slot)
+    return slot.takeError();
+  ScopedContext scope(*driver, context);
+  if (llvm::Error error = scope.check())
+    return std::move(error);
+  if (llvm::Error error =
+          driver->check(driver->cuCtxSynchronize(), "cuCtxSynchronize"))
+    return std::move(error);
+  double value = 0;
+  if (llvm::Error error =
+          driver->check(driver->cuMemcpyDtoH(&value, *slot, sizeof(double)),
+                        "read of hyperparameter '" + name + "'"))
+    return std::move(error);
+  return value;
+}
+
+llvm::Error MultiTensorPlan::bindHyperStorage(CUdeviceptr address, size_t slots,
+                                              CUstream stream) {
+  if (slots != numHyperSlots())
+    return invalid("hyperparameter storage of " + llvm::Twine(slots) +
+                   " slots; the plan has " + llvm::Twine(numHyperSlots()));
+  if (address == 0 || address % alignof(double) != 0)
+    return invalid("hyperparameter storage at " + llvm::Twine(address) +
+                   " is null or not 8-byte aligned");
+  ScopedContext scope(*driver, context);
+  if (llvm::Error error = scope.check())
+    return error;
+  if (address != hypersAddress)
+    if (llvm::Error error = driver->check(
+            driver->cuMemcpyDtoDAsync(address, hypersAddress,
+                                      slots * sizeof(double), stream),
+            "copy of the hyperparameters"))
+      return error;
+  hypersAddress = address;
+  return llvm::Error::success();
+}
+
+llvm::Error MultiTensorPlan::bindFoundInfStorage(CUdeviceptr address) {
+  if (!foundInfAddress)
+    return invalid("the plan has no found_inf flag (grad scaling is off)");
+  if (address == 0 || address % alignof(float) != 0)
+    return invalid("found_inf storage at " + llvm::Twine(address) +
+                   " is null or not 4-byte aligned");
+  foundInfAddress = address;
+  return llvm::Error::success();
+}
+
+uint64_t MultiTensorPlan::bytesPerStep() const {
+  return uint64_t(compiled->plan.bytesPerElement()) * uint64_t(elements);
+}
+
+} // namespace kfuse

@@ -1,0 +1,63 @@
+//===- MultiTensorTable.h - host image of a multi-tensor table --*- C++ -*-===//
+//
+// A multi-tensor kernel walks one MultiTensorEntry per tensor group and a
+// list of equal MultiTensorChunks over the groups' elements (the ABI is in
+// codegen/KernelPlan.h). This builds both on the host, once per parameter
+// list; nothing here touches device memory or dereferences a pointer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_RUNTIME_MULTITENSORTABLE_H
+#define KFUSE_RUNTIME_MULTITENSORTABLE_H
+
+#include "codegen/KernelPlan.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kfuse {
+
+/// Elements per chunk unless asked otherwise: large enough that a block
+/// streams for a while, small enough that one big tensor spreads over the
+/// whole GPU.
+constexpr int64_t kDefaultChunkElements = 65536;
+
+/// kDefaultChunkElements, or KFUSE_CHUNK_ELEMENTS where set to a positive
+/// number (for measuring; read at every call).
+int64_t defaultChunkElements();
+
+/// One tensor of a group: a device address (never dereferenced here) and
+/// its element count.
+struct TableTensor {
+  uint64_t address = 0;
+  int64_t numel = 0;
+};
+
+struct MultiTensorTable {
+  std::vector<MultiTensorEntry> entries; // one per group, in group order
+  std::vector<MultiTensorChunk> chunks;  // by group, then by begin
+  int64_t totalElements = 0;             // over all groups
+};
+
+/// Checks `tensors` (group-major, `argNames.size()` tensors a group, in
+/// KernelPlan::tensorArgs order): at most kMaxTensorArgs a group, no null
+/// pointer with elements, one element count within each group, fewer than
+/// 2^31 groups. Errors name the group index and the arguments.
+llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
+                                 llvm::ArrayRef<std::string> argNames);
+
+/// validateTensorGroups, then the entries and chunks: each group cut into
+/// chunks of `chunkElements` (rounded up to a multiple of `vectorWidth`, so
+/// every chunk begins on a vector boundary), none for an empty group.
+/// Fails when the chunks would number 2^31 or more.
+llvm::Expected<MultiTensorTable> buildMultiTensorTable(
+    llvm::ArrayRef<TableTensor> tensors, llvm::ArrayRef<std::string> argNames,
+    unsigned vectorWidth, int64_t chunkElements = kDefaultChunkElements);
+
+} // namespace kfuse
+
+#endif // KFUSE_RUNTIME_MULTITENSORTABLE_H
