@@ -523,7 +523,7 @@ def main():
     if want("adamw.bf16p_f32s.gpt2s"):
         bench_list(report, "adamw.bf16p_f32s.gpt2s", gpt2_shapes(),
                    torch.bfloat16, torch.float32, w, r,
-                   (("torch_fused_bf16", {"fused": True}),))
+                   (("torch_fused", {"fused": True}),))
     if want("tiny4096"):
         bench_tiny(report, w, r)
     if want("graph"):
