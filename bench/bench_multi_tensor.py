@@ -384,6 +384,8 @@ def parity_f32(report, steps):
     for p, g in zip(params, grads):
         p.grad = g  # torch and kfuse read the same grad tensors
     ref = torch.optim.AdamW(params, **TORCH_HP, fused=True)
+    params64 = [torch.nn.Parameter(p.double()) for p in p0]
+    ref64 = torch.optim.AdamW(params64, **TORCH_HP, foreach=True)
     ks = [p.clone() for p in p0]
     ms = [torch.zeros_like(p) for p in p0]
     vs = [torch.zeros_like(p) for p in p0]
@@ -394,8 +396,15 @@ def parity_f32(report, steps):
             g.normal_(generator=gen)
         opt.step()
         ref.step()
+        for p64, g in zip(params64, grads):
+            p64.grad = g.double()
+        ref64.step()
     torch.cuda.synchronize()
     errors = [rel_l2(k, p.detach()) for k, p in zip(ks, params)]
+    kfuse_f64 = [rel_l2(k, p.detach()) for k, p in zip(ks, params64)]
+    torch_f64 = [rel_l2(p.detach(), q.detach()) for p, q in zip(params, params64)]
+    flat = lambda ts: torch.cat([t.detach().double().flatten() for t in ts])
+    all_k, all_t, all_r = flat(ks), flat(params), flat(params64)
     m_errors = [rel_l2(m, ref.state[p]["exp_avg"]) for m, p in zip(ms, params)]
     v_errors = [rel_l2(v, ref.state[p]["exp_avg_sq"])
                 for v, p in zip(vs, params)]
@@ -403,6 +412,14 @@ def parity_f32(report, steps):
               "max_param_rel_l2": max(errors),
               "max_exp_avg_rel_l2": max(m_errors),
               "max_exp_avg_sq_rel_l2": max(v_errors),
+              "max_param_rel_l2_kfuse_vs_f64": max(kfuse_f64),
+              "max_param_rel_l2_torch_fused_vs_f64": max(torch_f64),
+              "all_params_rel_l2_kfuse_vs_torch_fused":
+                  ((all_k - all_t).norm() / all_t.norm()).item(),
+              "all_params_rel_l2_kfuse_vs_f64":
+                  ((all_k - all_r).norm() / all_r.norm()).item(),
+              "all_params_rel_l2_torch_fused_vs_f64":
+                  ((all_t - all_r).norm() / all_r.norm()).item(),
               "kfuse_step": opt.get_hyper("step"),
               "goal_param_rel_l2_1e-6_met": max(errors) <= 1e-6}
     report.data.setdefault("parity", {})["f32_vs_torch_fused"] = result

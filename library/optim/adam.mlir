@@ -1,8 +1,10 @@
 // Adam with L2 weight decay folded into the gradient, as torch.optim.Adam.
 //
 //   g <- g + wd * p
-//   m <- beta1 * m + (1 - beta1) * g
-//   v <- beta2 * v + (1 - beta2) * g * g
+//   m <- m + (1 - beta1) * (g - m)          (= beta1 * m + (1 - beta1) * g)
+//   v <- v + (1 - beta2) * (g * g - v)
+// (The interpolation forms stay exact in f32 where beta2 = 0.999 is not; see
+// adamw.mlir.)
 //   p <- p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 func.func @adam(
     %param: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
@@ -27,8 +29,6 @@ func.func @adam(
   %one_minus_beta2 = arith.subf %one, %beta2 : f32
 
   %wd_v = kfuse.broadcast %weight_decay like %param : f32, tensor<?xf32>
-  %beta1_v = kfuse.broadcast %beta1 like %param : f32, tensor<?xf32>
-  %beta2_v = kfuse.broadcast %beta2 like %param : f32, tensor<?xf32>
   %one_minus_beta1_v = kfuse.broadcast %one_minus_beta1 like %param : f32, tensor<?xf32>
   %one_minus_beta2_v = kfuse.broadcast %one_minus_beta2 like %param : f32, tensor<?xf32>
   %bc2_sqrt_v = kfuse.broadcast %bias_correction2_sqrt like %param : f32, tensor<?xf32>
@@ -37,13 +37,13 @@ func.func @adam(
 
   %p_wd = arith.mulf %param, %wd_v : tensor<?xf32>
   %g = arith.addf %grad, %p_wd : tensor<?xf32>
-  %m_old = arith.mulf %exp_avg, %beta1_v : tensor<?xf32>
-  %g_scaled = arith.mulf %g, %one_minus_beta1_v : tensor<?xf32>
-  %m = arith.addf %m_old, %g_scaled : tensor<?xf32>
-  %v_old = arith.mulf %exp_avg_sq, %beta2_v : tensor<?xf32>
+  %g_minus_m = arith.subf %g, %exp_avg : tensor<?xf32>
+  %m_delta = arith.mulf %one_minus_beta1_v, %g_minus_m : tensor<?xf32>
+  %m = arith.addf %exp_avg, %m_delta : tensor<?xf32>
   %g_sq = arith.mulf %g, %g : tensor<?xf32>
-  %g_sq_scaled = arith.mulf %g_sq, %one_minus_beta2_v : tensor<?xf32>
-  %v = arith.addf %v_old, %g_sq_scaled : tensor<?xf32>
+  %g_sq_minus_v = arith.subf %g_sq, %exp_avg_sq : tensor<?xf32>
+  %v_delta = arith.mulf %one_minus_beta2_v, %g_sq_minus_v : tensor<?xf32>
+  %v = arith.addf %exp_avg_sq, %v_delta : tensor<?xf32>
   %v_sqrt = math.sqrt %v : tensor<?xf32>
   %v_hat_sqrt = arith.divf %v_sqrt, %bc2_sqrt_v : tensor<?xf32>
   %denom = arith.addf %v_hat_sqrt, %eps_v : tensor<?xf32>

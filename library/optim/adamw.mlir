@@ -1,9 +1,13 @@
 // AdamW: Adam with decoupled weight decay, as torch.optim.AdamW.
 //
-//   p <- p * (1 - lr * wd)
-//   m <- beta1 * m + (1 - beta1) * g
-//   v <- beta2 * v + (1 - beta2) * g * g
+//   p <- p - lr * wd * p
+//   m <- m + (1 - beta1) * (g - m)          (= beta1 * m + (1 - beta1) * g)
+//   v <- v + (1 - beta2) * (g * g - v)
 //   p <- p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+// The interpolation forms keep f32 exact where 0.999 is not: f32(beta2) is
+// off by 1.3e-8, which a 1000-step average turns into 1.3e-5 in v, while
+// f32(1 - beta2) is off by 5e-11 of the decay; likewise lr * wd * p instead of
+// p * (1 - lr * wd), whose rounding would bias every step the same way.
 func.func @adamw(
     %param: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
     %grad: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
@@ -25,27 +29,25 @@ func.func @adamw(
   %step_size = arith.divf %lr, %bias_correction1 : f32
   %bias_correction2_sqrt = math.sqrt %bias_correction2 : f32
   %lr_wd = arith.mulf %lr, %weight_decay : f32
-  %decay = arith.subf %one, %lr_wd : f32
   %one_minus_beta1 = arith.subf %one, %beta1 : f32
   %one_minus_beta2 = arith.subf %one, %beta2 : f32
 
-  %decay_v = kfuse.broadcast %decay like %param : f32, tensor<?xf32>
-  %beta1_v = kfuse.broadcast %beta1 like %param : f32, tensor<?xf32>
-  %beta2_v = kfuse.broadcast %beta2 like %param : f32, tensor<?xf32>
+  %lr_wd_v = kfuse.broadcast %lr_wd like %param : f32, tensor<?xf32>
   %one_minus_beta1_v = kfuse.broadcast %one_minus_beta1 like %param : f32, tensor<?xf32>
   %one_minus_beta2_v = kfuse.broadcast %one_minus_beta2 like %param : f32, tensor<?xf32>
   %bc2_sqrt_v = kfuse.broadcast %bias_correction2_sqrt like %param : f32, tensor<?xf32>
   %eps_v = kfuse.broadcast %eps like %param : f32, tensor<?xf32>
   %step_size_v = kfuse.broadcast %step_size like %param : f32, tensor<?xf32>
 
-  %p_decayed = arith.mulf %param, %decay_v : tensor<?xf32>
-  %m_old = arith.mulf %exp_avg, %beta1_v : tensor<?xf32>
-  %g_scaled = arith.mulf %grad, %one_minus_beta1_v : tensor<?xf32>
-  %m = arith.addf %m_old, %g_scaled : tensor<?xf32>
-  %v_old = arith.mulf %exp_avg_sq, %beta2_v : tensor<?xf32>
+  %p_wd = arith.mulf %lr_wd_v, %param : tensor<?xf32>
+  %p_decayed = arith.subf %param, %p_wd : tensor<?xf32>
+  %g_minus_m = arith.subf %grad, %exp_avg : tensor<?xf32>
+  %m_delta = arith.mulf %one_minus_beta1_v, %g_minus_m : tensor<?xf32>
+  %m = arith.addf %exp_avg, %m_delta : tensor<?xf32>
   %g_sq = arith.mulf %grad, %grad : tensor<?xf32>
-  %g_sq_scaled = arith.mulf %g_sq, %one_minus_beta2_v : tensor<?xf32>
-  %v = arith.addf %v_old, %g_sq_scaled : tensor<?xf32>
+  %g_sq_minus_v = arith.subf %g_sq, %exp_avg_sq : tensor<?xf32>
+  %v_delta = arith.mulf %one_minus_beta2_v, %g_sq_minus_v : tensor<?xf32>
+  %v = arith.addf %exp_avg_sq, %v_delta : tensor<?xf32>
   %v_sqrt = math.sqrt %v : tensor<?xf32>
   %v_hat_sqrt = arith.divf %v_sqrt, %bc2_sqrt_v : tensor<?xf32>
   %denom = arith.addf %v_hat_sqrt, %eps_v : tensor<?xf32>
