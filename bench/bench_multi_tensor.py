@@ -14,12 +14,9 @@ AdamW), against a device-to-device copy measured in the same run.
 
 import argparse
 import datetime
-import gc
 import json
 import os
 import pathlib
-import statistics
-import subprocess
 import sys
 import time
 import traceback
@@ -30,6 +27,8 @@ sys.path.insert(0, str(REPO / "python"))
 import torch  # noqa: E402
 
 import kfuse  # noqa: E402
+from _measure import free, time_ms  # noqa: E402
+from _measure import commit as _commit  # noqa: E402
 
 ADAMW = REPO / "library" / "optim" / "adamw.mlir"
 HP = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=1e-2)
@@ -46,41 +45,6 @@ def gpt2_shapes(d=768, layers=12, vocab=50304, ctx=1024):
               (4 * d, d), (4 * d,), (d, 4 * d), (d,)]
     s += [(d,), (d,)]
     return s
-
-
-def commit():
-    if os.environ.get("KFUSE_COMMIT"):
-        return os.environ["KFUSE_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO,
-                              capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except Exception:  # noqa: BLE001 - no git there is fine
-        return "unknown"
-
-
-def free():
-    gc.collect()
-    torch.cuda.synchronize()
-    torch.cuda.empty_cache()
-
-
-def time_ms(fn, warmup, repeats):
-    """Median and spread of `fn` over `repeats` runs, timed with CUDA events."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return {"ms": statistics.median(times), "min_ms": min(times),
-            "max_ms": max(times), "repeats": repeats}
 
 
 def wall_ms(fn, warmup, repeats):
@@ -158,7 +122,7 @@ class Report:
         self.data = {
             "device": f"{props.name} ({props.multi_processor_count} SMs, "
                       f"{props.total_memory / 2**30:.0f} GiB)",
-            "commit": commit(),
+            "commit": _commit(REPO),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "torch": torch.__version__, "kfuse_arch": None,
             "copy_GBps": None, "results": [], "errors": []}

@@ -12,6 +12,7 @@
 #include "dialect/KFuseDialect.h"
 #include "dialect/KFuseUpdate.h"
 #include "runtime/Nvrtc.h"
+#include "test/unit/EmitterTestSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,69 +30,15 @@ using namespace kfuse;
 
 namespace {
 
-class CudaEmitterTest : public ::testing::Test {
+using namespace kfuse::testing;
+
+class CudaEmitterTest : public EmitterTest {
 protected:
-  CudaEmitterTest() {
-    context.loadDialect<KFuseDialect, arith::ArithDialect, math::MathDialect,
-                        func::FuncDialect>();
-  }
-
-  /// Parses `source` and emits its update; diagnostics go to `diagnostics`.
-  FailureOr<KernelPlan> emit(llvm::StringRef source) {
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      diagnostics += diag.str() + "\n";
-      return success();
-    });
-    modules.push_back(parseSourceString<ModuleOp>(source, &context));
-    if (!modules.back()) {
-      ADD_FAILURE() << "cannot parse:\n" << source.str() << diagnostics;
-      return failure();
-    }
-    func::FuncOp update = findUpdate(*modules.back());
-    if (!update) {
-      ADD_FAILURE() << "no update in:\n" << source.str();
-      return failure();
-    }
-    return emitCuda(update);
-  }
-
-  /// PTX (for compute_XY when `ptxOnly`, else through ptxas for sm_XY) of
-  /// the plan's source; a compile error fails the test.
   static std::string compile(const KernelPlan &plan, const std::string &arch,
                              bool ptxOnly) {
-    NvrtcOptions options;
-    options.arch = arch;
-    options.ptxOnly = ptxOnly;
-    llvm::Expected<NvrtcResult> result =
-        compileWithNvrtc(plan.source, plan.updateName + ".cu", options);
-    if (!result) {
-      ADD_FAILURE() << llvm::toString(result.takeError()) << "\nsource:\n"
-                    << plan.source;
-      return "";
-    }
-    return result->ptx;
+    return compileSource(plan.source, plan.updateName, arch, ptxOnly);
   }
-
-  /// Compiles for sm_80 and sm_90 and returns the compute_90 PTX.
-  static std::string compileAll(const KernelPlan &plan) {
-    compile(plan, "sm_80", /*ptxOnly=*/false);
-    compile(plan, "sm_90", /*ptxOnly=*/false);
-    return compile(plan, "sm_90", /*ptxOnly=*/true);
-  }
-
-  static bool hasVectorLoad(const std::string &ptx) {
-    return ptx.find("ld.global.v4") != std::string::npos ||
-           ptx.find("ld.global.nc.v4") != std::string::npos;
-  }
-
-  MLIRContext context;
-  std::vector<OwningOpRef<ModuleOp>> modules;
-  std::string diagnostics;
 };
-
-bool contains(const std::string &text, llvm::StringRef part) {
-  return text.find(part.str()) != std::string::npos;
-}
 
 KernelParam tensor(unsigned index, DType dtype, bool read, bool written) {
   return {KernelParam::Kind::Tensor, index, dtype, read, written};

@@ -13,6 +13,7 @@
 #include "dialect/KFuseDialect.h"
 #include "dialect/KFuseUpdate.h"
 #include "runtime/Nvrtc.h"
+#include "test/unit/EmitterTestSupport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,64 +31,9 @@ using namespace kfuse;
 
 namespace {
 
-class MultiTensorEmitterTest : public ::testing::Test {
-protected:
-  MultiTensorEmitterTest() {
-    context.loadDialect<KFuseDialect, arith::ArithDialect, math::MathDialect,
-                        func::FuncDialect>();
-  }
+using namespace kfuse::testing;
 
-  /// Parses `source` and emits its update; diagnostics go to `diagnostics`.
-  FailureOr<KernelPlan> emit(llvm::StringRef source) {
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      diagnostics += diag.str() + "\n";
-      return success();
-    });
-    modules.push_back(parseSourceString<ModuleOp>(source, &context));
-    if (!modules.back()) {
-      ADD_FAILURE() << "cannot parse:\n" << source.str() << diagnostics;
-      return failure();
-    }
-    func::FuncOp update = findUpdate(*modules.back());
-    if (!update) {
-      ADD_FAILURE() << "no update in:\n" << source.str();
-      return failure();
-    }
-    return emitCuda(update);
-  }
-
-  MLIRContext context;
-  std::vector<OwningOpRef<ModuleOp>> modules;
-  std::string diagnostics;
-};
-
-bool contains(const std::string &text, llvm::StringRef part) {
-  return text.find(part.str()) != std::string::npos;
-}
-
-/// PTX (for compute_XY when `ptxOnly`, else through ptxas for sm_XY) of
-/// `source`; a compile error fails the test.
-std::string compile(const std::string &source, const std::string &name,
-                    const std::string &arch, bool ptxOnly) {
-  NvrtcOptions options;
-  options.arch = arch;
-  options.ptxOnly = ptxOnly;
-  llvm::Expected<NvrtcResult> result =
-      compileWithNvrtc(source, name + ".cu", options);
-  if (!result) {
-    ADD_FAILURE() << llvm::toString(result.takeError()) << "\nsource:\n"
-                  << source;
-    return "";
-  }
-  return result->ptx;
-}
-
-/// Compiles for sm_80 and sm_90 and returns the compute_90 PTX.
-std::string compileAll(const KernelPlan &plan) {
-  compile(plan.source, plan.updateName, "sm_80", /*ptxOnly=*/false);
-  compile(plan.source, plan.updateName, "sm_90", /*ptxOnly=*/false);
-  return compile(plan.source, plan.updateName, "sm_90", /*ptxOnly=*/true);
-}
+class MultiTensorEmitterTest : public EmitterTest {};
 
 /// The PTX of entry `name`: from its `.entry` to the next one.
 std::string getEntryPtx(const std::string &ptx, const std::string &name) {
@@ -96,10 +42,6 @@ std::string getEntryPtx(const std::string &ptx, const std::string &name) {
     return "";
   size_t end = ptx.find(".entry ", begin + 1);
   return ptx.substr(begin, end == std::string::npos ? end : end - begin);
-}
-
-bool hasGlobalVectorLoad(const std::string &ptx) {
-  return contains(ptx, "ld.global.v4") || contains(ptx, "ld.global.nc.v4");
 }
 
 /// Whether every tensor access of `ptx` is a global one: the table's
@@ -286,7 +228,7 @@ TEST_F(MultiTensorEmitterTest, AdamWF32) {
       << source;
 
   std::string ptx = compileAll(*plan);
-  EXPECT_TRUE(hasGlobalVectorLoad(ptx)) << ptx;
+  EXPECT_TRUE(hasVectorLoad(ptx)) << ptx;
   EXPECT_TRUE(contains(ptx, "st.global.v4")) << ptx;
   EXPECT_FALSE(hasGenericAccess(ptx)) << ptx;
   EXPECT_TRUE(contains(ptx, "atom.global.add.u32")) << ptx;
@@ -410,9 +352,9 @@ TEST_F(MultiTensorEmitterTest, AdamWBf16WithFoundInfScan) {
   std::string updatePtx = getEntryPtx(ptx, "kfuse_adamw_multi");
   ASSERT_FALSE(scanPtx.empty()) << ptx;
   ASSERT_FALSE(updatePtx.empty()) << ptx;
-  EXPECT_TRUE(hasGlobalVectorLoad(scanPtx)) << scanPtx;
+  EXPECT_TRUE(hasVectorLoad(scanPtx)) << scanPtx;
   EXPECT_FALSE(contains(scanPtx, "st.global.v")) << scanPtx;
-  EXPECT_TRUE(hasGlobalVectorLoad(updatePtx)) << updatePtx;
+  EXPECT_TRUE(hasVectorLoad(updatePtx)) << updatePtx;
   EXPECT_TRUE(contains(updatePtx, "st.global.v4")) << updatePtx;
   EXPECT_FALSE(hasGenericAccess(ptx)) << ptx;
 }
@@ -555,8 +497,9 @@ TEST(MultiTensorLibraryTest, LibraryOptimizersCompile) {
       ASSERT_EQ(plan->kernels.size(), 2u) << name;
       EXPECT_EQ(plan->kernels[0].role, KernelInfo::Role::FoundInfScan);
       EXPECT_EQ(plan->kernels[1].role, KernelInfo::Role::Update);
-      std::string ptx = compile(plan->source, name, "sm_90", /*ptxOnly=*/true);
-      EXPECT_TRUE(hasGlobalVectorLoad(ptx)) << name;
+      std::string ptx =
+          compileSource(plan->source, name, "sm_90", /*ptxOnly=*/true);
+      EXPECT_TRUE(hasVectorLoad(ptx)) << name;
       EXPECT_FALSE(hasGenericAccess(ptx)) << name;
     }
   }
