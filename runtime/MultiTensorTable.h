@@ -21,10 +21,11 @@
 
 namespace kfuse {
 
-/// Elements per chunk unless asked otherwise: large enough that a block
-/// streams for a while, small enough that one big tensor spreads over the
-/// whole GPU.
-constexpr int64_t kDefaultChunkElements = 65536;
+/// Elements per chunk unless asked otherwise. Measured on the H200 over the
+/// GPT-2-small list (bench/results/2026-12-02-h200-multi-tensor-sweep.jsonl):
+/// 16384 with one chunk per block beat 32768 and 65536 by 1 to 3 %, and
+/// persistent grids of 3 to 16 blocks per SM by 3 to 6 %.
+constexpr int64_t kDefaultChunkElements = 16384;
 
 /// kDefaultChunkElements, or KFUSE_CHUNK_ELEMENTS where set to a positive
 /// number (for measuring; read at every call).
