@@ -92,10 +92,10 @@ static_assert(sizeof(MultiTensorEntry) == 8 * kMaxTensorArgs + 16,
               "MultiTensorEntry layout is shared with generated code");
 
 struct MultiTensorChunk {
-  int32_t entry;    // index into the entries
+  int32_t entry; // index into the entries
   int32_t reserved;
-  int64_t begin;    // first element; a multiple of the vector width
-  int64_t end;      // one past the last element
+  int64_t begin; // first element; a multiple of the vector width
+  int64_t end;   // one past the last element
 };
 static_assert(sizeof(MultiTensorChunk) == 24,
               "MultiTensorChunk layout is shared with generated code");

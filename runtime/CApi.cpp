@@ -164,6 +164,22 @@ kfuse_status kfuse_update_create_from_file(const char *path,
   });
 }
 
+/// Fills `out` with argument `index` of `args` (of an update or a plan).
+static kfuse_status describeArg(llvm::ArrayRef<ArgInfo> args, size_t index,
+                                const char *owner, kfuse_arg_info *out) {
+  if (index >= args.size())
+    return fail(KFUSE_INVALID_ARGUMENT,
+                "argument index " + std::to_string(index) +
+                    " out of range: the " + owner + " has " +
+                    std::to_string(args.size()) + " arguments");
+  const ArgInfo &info = args[index];
+  out->name = info.name.c_str();
+  out->role = static_cast<int32_t>(info.role);
+  out->has_default = info.defaultValue.has_value();
+  out->default_value = info.defaultValue.value_or(0.0);
+  return succeed();
+}
+
 void kfuse_update_destroy(kfuse_update *update) { delete update; }
 
 size_t kfuse_update_num_args(const kfuse_update *update) {
@@ -175,18 +191,7 @@ kfuse_status kfuse_update_arg_info(const kfuse_update *update, size_t index,
   return guarded([&] {
     if (!update || !out)
       return fail(KFUSE_INVALID_ARGUMENT, "update or out is null");
-    llvm::ArrayRef<ArgInfo> args = update->update->args();
-    if (index >= args.size())
-      return fail(KFUSE_INVALID_ARGUMENT,
-                  "argument index " + std::to_string(index) +
-                      " out of range: the update has " +
-                      std::to_string(args.size()) + " arguments");
-    const ArgInfo &info = args[index];
-    out->name = info.name.c_str();
-    out->role = static_cast<int32_t>(info.role);
-    out->has_default = info.defaultValue.has_value();
-    out->default_value = info.defaultValue.value_or(0.0);
-    return succeed();
+    return describeArg(update->update->args(), index, "update", out);
   });
 }
 
@@ -372,18 +377,7 @@ kfuse_status kfuse_plan_arg_info(const kfuse_plan *plan, size_t index,
   return guarded([&] {
     if (!plan || !out)
       return fail(KFUSE_INVALID_ARGUMENT, "plan or out is null");
-    llvm::ArrayRef<ArgInfo> args = plan->plan->args();
-    if (index >= args.size())
-      return fail(KFUSE_INVALID_ARGUMENT,
-                  "argument index " + std::to_string(index) +
-                      " out of range: the plan has " +
-                      std::to_string(args.size()) + " arguments");
-    const ArgInfo &info = args[index];
-    out->name = info.name.c_str();
-    out->role = static_cast<int32_t>(info.role);
-    out->has_default = info.defaultValue.has_value();
-    out->default_value = info.defaultValue.value_or(0.0);
-    return succeed();
+    return describeArg(plan->plan->args(), index, "plan", out);
   });
 }
 
