@@ -221,6 +221,22 @@ def bench_list(report, case, shapes, param_dtype, state_dtype, warmup,
         report.guarded(f"{case} {impl}", run_torch)
 
 
+def bench_master(report, warmup, repeats):
+    """f32 master weights with bf16 grads and a bf16 model copy written in
+    the same pass: read p4 g2 m4 v4, write p4 m4 v4 copy2 = 28 B/element."""
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
+    gs = [g.bfloat16() for g in gs]
+    models = [p.bfloat16() for p in ps]
+    opt = kfuse_opt(ps, gs, ms, vs, model_params=models, check_stale=False)
+    timing = time_ms(opt.step, warmup, repeats)
+    report.row("adamw.f32master_bf16model.gpt2s", "kfuse", n, timing, 28,
+               launches=opt.launches_per_step, tensors=len(shapes),
+               kfuse_bytes_per_step=opt.bytes_per_step,
+               copy_matches=bool(torch.equal(models[0], ps[0].bfloat16())))
+
+
 def bench_chunks(report, warmup, repeats):
     """kfuse on the f32 GPT-2 list over chunk sizes (KFUSE_CHUNK_ELEMENTS):
     smaller chunks balance the last wave of blocks better."""
@@ -510,6 +526,9 @@ def main():
         bench_list(report, "adamw.bf16p_f32s.gpt2s", gpt2_shapes(),
                    torch.bfloat16, torch.float32, w, r,
                    (("torch_fused", {"fused": True}),))
+    if want("master"):
+        report.guarded("adamw.f32master_bf16model.gpt2s",
+                       lambda: bench_master(report, w, r))
     if want("tiny4096"):
         bench_tiny(report, w, r)
     if want("graph"):

@@ -394,6 +394,31 @@ def multi_tensor_matches_torch_and_writes_nothing_else():
 
 
 @test
+def multi_tensor_master_weights_write_model_copies():
+    sizes = [5, 1000, 4099]
+    for model_dtype in (torch.bfloat16, torch.float16):
+        ps, gs, ms, vs = mt_list(sizes)
+        gs = [g.bfloat16() for g in gs]  # bf16 grads into f32 masters
+        ref = [[t.clone() for t in ts] for ts in (ps, gs, ms, vs)]
+        models = [torch.full_like(p, float("nan"), dtype=model_dtype)
+                  for p in ps]
+        opt = mt_opt(ps, gs, ms, vs, model_params=models, lr=1e-3)
+        plain = mt_opt(*ref, lr=1e-3)
+        assert opt.launches_per_step == 1, opt.launches_per_step
+        for _ in range(3):
+            opt.step()
+            plain.step()
+        torch.cuda.synchronize()
+        for p, q, m in zip(ps, ref[0], models):
+            # The masters step as without copies (to f32 contraction
+            # differences); each copy is its master rounded to the model
+            # dtype.
+            check_close("master", p, q, 1e-7)
+            assert torch.equal(m, p.to(model_dtype)), "model copy differs"
+    return {"model_dtypes": ["bfloat16", "float16"]}
+
+
+@test
 def multi_tensor_step_hyper_counts_steps():
     ps, gs, ms, vs = mt_list([1000, 77])
     ref = [[t.clone() for t in ts] for ts in (ps, gs, ms, vs)]

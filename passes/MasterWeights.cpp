@@ -29,11 +29,14 @@ struct MasterWeightsPass
       return;
     MLIRContext *context = func.getContext();
     Builder attrs(context);
+    // In param order: the runtime lays the copies out the same way.
     SmallVector<WriteOp> paramWrites;
-    func.walk([&](WriteOp write) {
-      if (getArgRole(func, getWriteTarget(write).getArgNumber()) == Role::param)
-        paramWrites.push_back(write);
-    });
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (getArgRole(func, i) == Role::param)
+        for (Operation *user : func.getArgument(i).getUsers())
+          if (auto write = dyn_cast<WriteOp>(user);
+              write && write.getTarget() == func.getArgument(i))
+            paramWrites.push_back(write);
     if (llvm::any_of(llvm::seq(func.getNumArguments()), [&](unsigned i) {
           return getArgRole(func, i) == Role::model;
         })) {
@@ -49,12 +52,9 @@ struct MasterWeightsPass
           attrs.getNamedAttr(KFuseDialect::kNameAttrName,
                              attrs.getStringAttr(name)),
       });
-      // Model copies go after the tensors, before the hyperparameters, so
-      // that the tensor arguments stay together.
-      unsigned index = 0;
-      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-        if (getArgRole(func, i) != Role::hyper)
-          index = i + 1;
+      // Appended: the update's own arguments keep their positions, so a
+      // caller that knows them adds only the copies.
+      unsigned index = func.getNumArguments();
       Type type = func.getArgumentTypes()[param];
       if (failed(func.insertArgument(index, type, argAttrs, write.getLoc())))
         return signalPassFailure();

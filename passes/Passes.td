@@ -89,9 +89,9 @@ def MasterWeightsPass : Pass<"kfuse-master-weights", "mlir::func::FuncOp"> {
   let summary = "write a low-precision model copy of f32 master params";
   let description = [{
     Mixed-precision training keeps f32 master weights in the optimizer and a
-    bf16 or f16 copy in the model. For every `param` argument this pass adds
-    a `model` argument, named `<param>_model`, and writes the updated param
-    to it too: the copy is made in the same pass over memory as the update,
+    bf16 or f16 copy in the model. For every `param` argument this pass appends
+    a `model` argument, named `<param>_model` (in param order, after all
+    other arguments), and writes the updated param to it too: the copy is made in the same pass over memory as the update,
     in the storage dtype `kfuse-specialize` binds (`model-dtype`).
   }];
   let dependentDialects = ["::kfuse::KFuseDialect"];

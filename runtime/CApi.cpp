@@ -111,14 +111,15 @@ kfuse_status toLaunchArgs(llvm::ArrayRef<ArgInfo> infos, const kfuse_arg *args,
 }
 
 /// Checks a group-major argument list's shape for `update`.
-kfuse_status checkGroups(const kfuse_update *update, const kfuse_arg *tensors,
-                         size_t numGroups, size_t argsPerGroup) {
-  size_t numArgs = update->update->args().size();
+kfuse_status checkGroups(llvm::ArrayRef<ArgInfo> infos,
+                         const kfuse_arg *tensors, size_t numGroups,
+                         size_t argsPerGroup) {
+  size_t numArgs = infos.size();
   if (argsPerGroup != numArgs)
     return fail(KFUSE_INVALID_ARGUMENT,
                 "args_per_group is " + std::to_string(argsPerGroup) +
-                    " but the update has " + std::to_string(numArgs) +
-                    " arguments");
+                    " but the plan takes " + std::to_string(numArgs) +
+                    " arguments per group");
   if (numArgs != 0 && numGroups > SIZE_MAX / numArgs)
     return fail(KFUSE_INVALID_ARGUMENT,
                 std::to_string(numGroups) + " groups overflow size_t");
@@ -217,17 +218,24 @@ kfuse_status kfuse_update_launch(kfuse_update *update, const kfuse_arg *args,
 
 kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
                                size_t num_groups, size_t args_per_group,
-                               int grad_scaling, kfuse_plan **out) {
+                               int flags, kfuse_plan **out) {
   return guarded([&] {
     if (!out)
       return fail(KFUSE_INVALID_ARGUMENT, "out is null");
     *out = nullptr;
     if (!update)
       return fail(KFUSE_INVALID_ARGUMENT, "update is null");
+    if (flags & ~(KFUSE_PLAN_GRAD_SCALING | KFUSE_PLAN_MASTER_WEIGHTS))
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "unknown plan flags " + std::to_string(flags));
+    MultiTensorPlanOptions options;
+    options.gradScaling = flags & KFUSE_PLAN_GRAD_SCALING;
+    options.masterWeights = flags & KFUSE_PLAN_MASTER_WEIGHTS;
+    std::vector<ArgInfo> infos =
+        planArgInfos(update->update->args(), options.masterWeights);
     if (kfuse_status status =
-            checkGroups(update, tensors, num_groups, args_per_group))
+            checkGroups(infos, tensors, num_groups, args_per_group))
       return status;
-    llvm::ArrayRef<ArgInfo> infos = update->update->args();
     std::vector<LaunchArg> groups;
     if (kfuse_status status =
             toLaunchArgs(infos, tensors, num_groups * args_per_group,
@@ -237,8 +245,6 @@ kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
     if (num_groups > 0)
       for (size_t i = 0; i < infos.size(); ++i)
         hyperValues[i] = tensors[i].value;
-    MultiTensorPlanOptions options;
-    options.gradScaling = grad_scaling != 0;
     llvm::Expected<std::unique_ptr<MultiTensorPlan>> plan =
         MultiTensorPlan::create(*update->update, groups, num_groups,
                                 hyperValues, options);

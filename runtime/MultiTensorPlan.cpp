@@ -179,11 +179,24 @@ private:
 };
 } // namespace
 
+std::vector<ArgInfo> planArgInfos(llvm::ArrayRef<ArgInfo> updateArgs,
+                                  bool masterWeights) {
+  std::vector<ArgInfo> infos(updateArgs.begin(), updateArgs.end());
+  if (masterWeights)
+    for (const ArgInfo &arg : updateArgs)
+      if (arg.role == ArgRole::param)
+        infos.push_back(
+            {arg.name + "_model", ArgRole::model, arg.dtype, std::nullopt});
+  return infos;
+}
+
 llvm::Expected<std::unique_ptr<MultiTensorPlan>>
 MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
                         size_t numGroups, llvm::ArrayRef<double> hyperValues,
                         const MultiTensorPlanOptions &options) {
-  llvm::ArrayRef<ArgInfo> infos = update.args();
+  std::vector<ArgInfo> planArgs =
+      planArgInfos(update.args(), options.masterWeights);
+  llvm::ArrayRef<ArgInfo> infos = planArgs;
   llvm::Expected<Specialization> spec =
       specializeMultiTensor(infos, groups, numGroups);
   if (!spec)
@@ -199,6 +212,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   PipelineOptions pipeline;
   pipeline.multiTensor = true;
   pipeline.gradScaling = options.gradScaling;
+  pipeline.masterWeights = options.masterWeights;
   llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
       update.compile(*spec, pipeline);
   if (!compiled)

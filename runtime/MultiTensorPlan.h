@@ -50,8 +50,15 @@ llvm::Error checkMultiTensorPlan(const KernelPlan &plan,
                                  llvm::ArrayRef<ArgInfo> infos,
                                  bool gradScaling);
 
+/// The arguments a plan's callers pass per group: the update's own, then,
+/// with master weights, one `<param>_model` tensor per param (in param
+/// order), as kfuse-master-weights appends them.
+std::vector<ArgInfo> planArgInfos(llvm::ArrayRef<ArgInfo> updateArgs,
+                                  bool masterWeights);
+
 struct MultiTensorPlanOptions {
-  bool gradScaling = false; // kfuse-grad-scaling: inv_scale + found_inf
+  bool gradScaling = false;   // kfuse-grad-scaling: inv_scale + found_inf
+  bool masterWeights = false; // kfuse-master-weights: model copies
   int64_t chunkElements = defaultChunkElements();
 };
 

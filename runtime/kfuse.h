@@ -103,18 +103,23 @@ typedef struct kfuse_plan kfuse_plan;
  * dtype signature). The hyper slots of group 0 give the initial
  * hyperparameters (a "step" hyper counts the steps already taken, usually
  * 0; each step computes with step + 1 and stores it); other groups' hyper
- * slots are ignored. `grad_scaling` != 0 adds a last hyper "inv_scale"
- * (initially 1.0) multiplying every grad, and skips, on the device, any step
- * whose grads hold an inf or NaN. Compiles (cached per process) and uploads
+ * slots are ignored. `flags`: KFUSE_PLAN_GRAD_SCALING adds a last hyper
+ * "inv_scale" (initially 1.0) multiplying every grad, and skips, on the
+ * device, any step whose grads hold an inf or NaN; KFUSE_PLAN_MASTER_WEIGHTS
+ * treats params as f32 master weights and writes, in the same pass, each
+ * updated param to a model copy: then every group also passes, after the
+ * update's arguments, one "<param>_model" tensor per param (bf16 or f16),
+ * and args_per_group counts them. Compiles (cached per process) and uploads
  * the table once, in the current CUDA context (device 0's primary context
  * when the thread has none). The tensors must not move while the plan is
  * used: check with kfuse_plan_matches and rebuild when they did. Chunks
- * hold 65536 elements (KFUSE_CHUNK_ELEMENTS overrides, for measuring). */
+ * hold 16384 elements (KFUSE_CHUNK_ELEMENTS overrides, for measuring). */
+enum { KFUSE_PLAN_GRAD_SCALING = 1, KFUSE_PLAN_MASTER_WEIGHTS = 2 };
 KFUSE_API kfuse_status kfuse_plan_create(kfuse_update *update,
                                          const kfuse_arg *tensors,
                                          size_t num_groups,
-                                         size_t args_per_group,
-                                         int grad_scaling, kfuse_plan **out);
+                                         size_t args_per_group, int flags,
+                                         kfuse_plan **out);
 KFUSE_API void kfuse_plan_destroy(kfuse_plan *plan);
 
 /* Launches one step on `stream` (a CUstream; NULL: the legacy default

@@ -32,6 +32,11 @@ __all__ = ["MultiTensorUpdate", "multi_tensor"]
 _data_ptr = None  # torch.Tensor.data_ptr, bound on first use
 
 
+# kfuse_plan_create flags (runtime/kfuse.h).
+_GRAD_SCALING = 1
+_MASTER_WEIGHTS = 2
+
+
 def _invalid(message):
     return KfuseError(message, "INVALID_ARGUMENT")
 
@@ -46,16 +51,15 @@ def _stream_handle(torch, stream, device):
 class _Plan:
     """One libkfuse plan over the groups of one device and dtype signature."""
 
-    def __init__(self, torch, update, groups, indices, hypers, grad_scaling,
-                 first_tensor):
+    def __init__(self, torch, update, arg_infos, groups, indices, hypers,
+                 flags, first_tensor):
         self.indices = indices
         self.device = groups[indices[0]][first_tensor].device
-        names = [a.name for a in update.args]
-        nargs = len(names)
+        nargs = len(arg_infos)
         args = (ArgStruct * (len(indices) * nargs))()
         for slot, index in enumerate(indices):
             group = groups[index]
-            for position, info in enumerate(update.args):
+            for position, info in enumerate(arg_infos):
                 arg = args[slot * nargs + position]
                 if info.role == "hyper":
                     arg.data = None
@@ -71,8 +75,8 @@ class _Plan:
         self.handle = ctypes.c_void_p()
         with torch.cuda.device(self.device):
             check(lib().kfuse_plan_create(
-                update._handle, args, len(indices), nargs,
-                1 if grad_scaling else 0, ctypes.byref(self.handle)))
+                update._handle, args, len(indices), nargs, flags,
+                ctypes.byref(self.handle)))
             self.arg_names = []
             for position in range(lib().kfuse_plan_num_args(self.handle)):
                 info = ArgInfoStruct()
@@ -89,7 +93,7 @@ class _Plan:
                 self.handle, self.hypers.data_ptr(), len(self.arg_names),
                 ctypes.c_void_p(stream.cuda_stream or None)))
             self.found_inf = None
-            if grad_scaling:
+            if flags & _GRAD_SCALING:
                 self.found_inf = torch.zeros(1, dtype=torch.float32,
                                              device=self.device)
                 check(lib().kfuse_plan_bind_found_inf(
@@ -134,7 +138,7 @@ class MultiTensorUpdate:
     """
 
     def __init__(self, update, groups, hypers=None, grad_scaling=False,
-                 check_stale=True, grads_of=None):
+                 check_stale=True, grads_of=None, master_weights=False):
         if getattr(lib(), "kfuse_missing", None):
             raise KfuseError(
                 f"{lib()._name} predates multi-tensor plans (it lacks "
@@ -147,8 +151,15 @@ class MultiTensorUpdate:
             update = Update(update)
         self.update = update
         self.grad_scaling = bool(grad_scaling)
+        self.master_weights = bool(master_weights)
         self.check_stale = check_stale
-        self._tensor_names = [a.name for a in update.args if a.role != "hyper"]
+        # With master weights, every group also holds "<param>_model", the
+        # bf16/f16 model copy written in the same pass (f32 params).
+        from . import ArgInfo
+        self.args = list(update.args) + [
+            ArgInfo(a.name + "_model", "model", None)
+            for a in update.args if a.role == "param" and self.master_weights]
+        self._tensor_names = [a.name for a in self.args if a.role != "hyper"]
         groups = list(groups)
         if not groups:
             raise _invalid("no tensor groups: a multi-tensor update needs at "
@@ -173,9 +184,11 @@ class MultiTensorUpdate:
         self.plans = []
         try:
             for indices in by_signature.values():
-                self.plans.append(_Plan(torch, update, self._groups, indices,
-                                        self._hypers, self.grad_scaling,
-                                        self._tensor_names[0]))
+                flags = ((_GRAD_SCALING if self.grad_scaling else 0) |
+                         (_MASTER_WEIGHTS if self.master_weights else 0))
+                self.plans.append(_Plan(torch, update, self.args,
+                                        self._groups, indices, self._hypers,
+                                        flags, self._tensor_names[0]))
             if self._initial_inv_scale is not None:
                 self.set_hyper("inv_scale", self._initial_inv_scale)
         except BaseException:
@@ -380,13 +393,14 @@ class MultiTensorUpdate:
 
 
 def multi_tensor(update, params, grads=None, states=None, grad_scaling=False,
-                 check_stale=True, **hypers):
+                 check_stale=True, model_params=None, **hypers):
     """A MultiTensorUpdate from parallel lists.
 
     `params`: the parameters; `grads`: their grads (default: each param's
     .grad, re-checked at every step so that a grad replaced by backward is
     caught); `states`: {state name: list of tensors}; `hypers`: initial
-    hyperparameters.
+    hyperparameters; `model_params`: with f32 master `params`, their
+    bf16/f16 model copies, written in the same pass (master weights).
     """
     from . import Update
     if not isinstance(update, Update):
@@ -426,6 +440,11 @@ def multi_tensor(update, params, grads=None, states=None, grad_scaling=False,
         group = {roles["param"][0]: param, roles["grad"][0]: grads[index]}
         for name in state_names:
             group[name] = states[name][index]
+        if model_params is not None:
+            group[roles["param"][0] + "_model"] = model_params[index]
         groups.append(group)
+    if model_params is not None and len(model_params) != len(params):
+        raise _invalid(f"{len(params)} params but {len(model_params)} "
+                       "model_params")
     return MultiTensorUpdate(update, groups, hypers, grad_scaling, check_stale,
-                             grads_of)
+                             grads_of, master_weights=model_params is not None)

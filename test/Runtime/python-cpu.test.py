@@ -48,6 +48,13 @@ status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs - 
                                  0, ctypes.byref(plan))
 print("plan bad layout:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
 status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
+                                 2, ctypes.byref(plan))
+print("plan master weights:", STATUS_NAMES[status],
+      lib().kfuse_last_error().decode())
+status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
+                                 8, ctypes.byref(plan))
+print("plan flags:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
+status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
                                  1, ctypes.byref(plan))
 if status == 0:
     print("plan: created (GPU present)")

@@ -460,3 +460,17 @@ TEST(MultiTensorPlanTest, GeneratedKernelsTakeTheLaunchedSignature) {
 }
 
 } // namespace
+
+TEST(MultiTensorPlanArgsTest, MasterWeightsAppendOneModelCopyPerParam) {
+  std::vector<ArgInfo> update = {
+      {"param", ArgRole::param, DType::f32, std::nullopt},
+      {"grad", ArgRole::grad, DType::f32, std::nullopt},
+      {"exp_avg", ArgRole::state, DType::f32, std::nullopt},
+      {"lr", ArgRole::hyper, DType::f32, 1e-3}};
+  EXPECT_EQ(planArgInfos(update, /*masterWeights=*/false).size(), 4u);
+  std::vector<ArgInfo> withCopies = planArgInfos(update, true);
+  ASSERT_EQ(withCopies.size(), 5u);
+  EXPECT_EQ(withCopies[4].name, "param_model");
+  EXPECT_EQ(withCopies[4].role, ArgRole::model);
+  EXPECT_FALSE(withCopies[4].defaultValue.has_value());
+}
