@@ -92,30 +92,32 @@ Expected<DeviceTensors> DeviceTensors::upload(CudaDriver &driver,
       return buffer.takeError();
     result.buffers[index] = std::move(*buffer);
   }
-  std::vector<uint8_t> staging;
-  for (auto [index, arg] : llvm::enumerate(args)) {
-    if (arg.role == ArgRole::hyper || numel == 0)
-      continue;
-    unsigned size = dtypeSize(arg.dtype);
-    staging.resize(numel * size);
-    for (int64_t i = 0; i < numel; ++i) {
-      double value = values.tensors[index][i];
-      if (arg.dtype == DType::f32) {
-        float f = static_cast<float>(value);
-        std::memcpy(&staging[i * 4], &f, 4);
-      } else {
-        uint16_t bits =
-            arg.dtype == DType::bf16 ? toBF16Bits(value) : toF16Bits(value);
-        std::memcpy(&staging[i * 2], &bits, 2);
-      }
-    }
-    if (Error error =
-            driver.check(driver.cuMemcpyHtoD(result.buffers[index].get(),
-                                             staging.data(), staging.size()),
-                         "cuMemcpyHtoD"))
-      return std::move(error);
-  }
+  for (auto [index, arg] : llvm::enumerate(args))
+    if (arg.role != ArgRole::hyper)
+      if (Error error = result.write(index, values.tensors[index]))
+        return std::move(error);
   return std::move(result);
+}
+
+Error DeviceTensors::write(unsigned index, ArrayRef<double> values) const {
+  const ArgInfo &arg = args[index];
+  if (numel == 0)
+    return Error::success();
+  std::vector<uint8_t> staging(numel * dtypeSize(arg.dtype));
+  for (int64_t i = 0; i < numel; ++i) {
+    double value = values[i];
+    if (arg.dtype == DType::f32) {
+      float f = static_cast<float>(value);
+      std::memcpy(&staging[i * 4], &f, 4);
+    } else {
+      uint16_t bits =
+          arg.dtype == DType::bf16 ? toBF16Bits(value) : toF16Bits(value);
+      std::memcpy(&staging[i * 2], &bits, 2);
+    }
+  }
+  return driver->check(driver->cuMemcpyHtoD(buffers[index].get(),
+                                            staging.data(), staging.size()),
+                       "cuMemcpyHtoD");
 }
 
 std::vector<LaunchArg>

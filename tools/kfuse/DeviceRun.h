@@ -18,6 +18,8 @@ public:
                                               llvm::ArrayRef<ArgInfo> args,
                                               const UpdateValues &values,
                                               int64_t numel);
+  /// Overwrites tensor argument `index` with `values` (rounded to its dtype).
+  llvm::Error write(unsigned index, llvm::ArrayRef<double> values) const;
   /// Launch arguments: these tensors and the scalars of `values`.
   std::vector<LaunchArg> launchArgs(const UpdateValues &values) const;
   /// Downloads every tensor into `values.tensors`.
