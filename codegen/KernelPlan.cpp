@@ -53,6 +53,10 @@ const char *argRoleName(ArgRole role) {
     return "hyper";
   case ArgRole::model:
     return "model";
+  case ArgRole::input:
+    return "input";
+  case ArgRole::output:
+    return "output";
   }
   return "?";
 }

@@ -25,7 +25,7 @@ std::optional<DType> parseDType(const std::string &name);
 unsigned dtypeSize(DType dtype);
 
 /// Roles mirrored from the dialect for users of the plan.
-enum class ArgRole { param, grad, state, hyper, model };
+enum class ArgRole { param, grad, state, hyper, model, input, output };
 const char *argRoleName(ArgRole role);
 
 /// One argument of the update, as a caller passes it.

@@ -29,11 +29,29 @@ void KFuseDialect::initialize() {
       >();
 }
 
-/// Whether `type` is a 1-D ranked tensor of floats, the type of tensor roles.
+/// Whether `type` is a 1-D ranked tensor of floats, the type of update
+/// tensor roles.
 static bool isElementTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && tensor.getRank() == 1 &&
          isa<FloatType>(tensor.getElementType());
+}
+
+/// Whether `type` is a 2-D ranked tensor of floats, the type of norm tensor
+/// roles.
+static bool isNormTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() == 2 &&
+         isa<FloatType>(tensor.getElementType());
+}
+
+Operation *KFuseDialect::materializeConstant(OpBuilder &builder,
+                                             Attribute value, Type type,
+                                             Location loc) {
+  if (auto typed = dyn_cast<TypedAttr>(value))
+    if (arith::ConstantOp::isBuildableWith(typed, type))
+      return arith::ConstantOp::create(builder, loc, type, typed);
+  return nullptr;
 }
 
 LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
@@ -58,6 +76,13 @@ LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
         return op->emitOpError()
                << "argument #" << argIndex
                << " with role 'hyper' must be a float scalar, got " << argType;
+    } else if (role.getValue() == Role::input ||
+               role.getValue() == Role::output) {
+      if (!isNormTensor(argType))
+        return op->emitOpError()
+               << "argument #" << argIndex << " with role '"
+               << stringifyRole(role.getValue())
+               << "' must be a 2-D tensor of floats, got " << argType;
     } else if (!isElementTensor(argType)) {
       return op->emitOpError()
              << "argument #" << argIndex << " with role '"
@@ -156,6 +181,86 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
   return success();
 }
 
+/// Checks the whole-function rules of a norm: input, output and hyper roles
+/// only; 2-D tensors whose dimensions are each 1 or the common extent, at
+/// least one of full shape; outputs written exactly once and never read,
+/// inputs never written.
+static LogicalResult verifyNorm(func::FuncOp func) {
+  if (func.getNumResults() != 0)
+    return func.emitOpError()
+           << "a norm returns no values; write outputs with kfuse.write";
+  if (func.isExternal())
+    return func.emitOpError() << "a norm must have a body";
+  std::optional<int64_t> extents[2];
+  bool hasFull = false, hasOutput = false;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    std::optional<Role> role = getArgRole(func, i);
+    if (!role)
+      return func.emitOpError() << "argument #" << i << " has no kfuse.role";
+    if (*role == Role::hyper)
+      continue;
+    if (*role != Role::input && *role != Role::output)
+      return func.emitOpError()
+             << "argument #" << i << " has role '" << stringifyRole(*role)
+             << "'; a norm takes 'input', 'output' and 'hyper' arguments";
+    hasOutput |= *role == Role::output;
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    bool full = true;
+    for (int64_t d = 0; d < 2; ++d) {
+      int64_t extent = type.getDimSize(d);
+      if (extent == 1) {
+        full = false;
+        continue;
+      }
+      if (!extents[d]) {
+        extents[d] = extent;
+      } else if (*extents[d] != extent) {
+        return func.emitOpError()
+               << "argument #" << i << " of type " << type
+               << " disagrees with the other arguments on dimension " << d
+               << "; each dimension is 1 or the common extent";
+      }
+    }
+    hasFull |= full;
+  }
+  if (!hasFull)
+    return func.emitOpError() << "a norm needs a tensor argument with a full "
+                                 "(rows x columns) shape";
+  if (!hasOutput)
+    return func.emitOpError() << "a norm needs at least one 'output' argument";
+
+  llvm::SmallVector<Operation *> writers(func.getNumArguments(), nullptr);
+  WalkResult walk = func.walk([&](WriteOp write) {
+    auto target = dyn_cast<BlockArgument>(write.getTarget());
+    if (!target || target.getOwner()->getParentOp() != func)
+      return WalkResult::advance(); // reported by the write's own verifier
+    unsigned index = target.getArgNumber();
+    if (writers[index]) {
+      InFlightDiagnostic diag = write.emitOpError()
+                                << "writes argument #" << index
+                                << " a second time";
+      diag.attachNote(writers[index]->getLoc()) << "first written here";
+      return WalkResult::interrupt();
+    }
+    writers[index] = write;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    if (getArgRole(func, i) != Role::output)
+      continue;
+    if (!writers[i])
+      return func.emitOpError() << "output argument #" << i << " ('"
+                                << getArgName(func, i) << "') is never written";
+    for (OpOperand &use : func.getArgument(i).getUses())
+      if (!isa<WriteOp>(use.getOwner()) || use.getOperandNumber() != 1)
+        return use.getOwner()->emitOpError()
+               << "reads output argument #" << i << ", which is written only";
+  }
+  return success();
+}
+
 LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -166,7 +271,18 @@ LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
     if (!func)
       return op->emitOpError()
              << "'" << name << "' may only be attached to a func.func";
+    if (func->hasAttr(kNormAttrName))
+      return op->emitOpError() << "a function is an update or a norm, not both";
     return verifyUpdate(func);
+  }
+  if (name == kNormAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name << "' must be a unit attribute";
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func)
+      return op->emitOpError()
+             << "'" << name << "' may only be attached to a func.func";
+    return verifyNorm(func);
   }
   if (name == kMultiTensorAttrName || name == kFoundInfAttrName) {
     auto func = dyn_cast<func::FuncOp>(op);

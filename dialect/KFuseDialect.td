@@ -25,6 +25,14 @@ def KFuse_Dialect : Dialect {
     to compute casts (`kfuse.convert`), the in-place update of params and
     states (`kfuse.write`) and the fused region (`kfuse.fused`).
 
+    A normalization is a `func.func` carrying `kfuse.norm`. Its tensors are
+    2-D: `tensor<?x?xT>` holds one element per (row, column),
+    `tensor<?x1xT>` one value per row (mean, rstd) and `tensor<1x?xT>` one
+    per column (weight, bias). `kfuse.reduce` sums over rows or columns,
+    `kfuse.broadcast` expands a row or column value to the full shape and
+    `kfuse.dim_size` gives a dimension's extent as a scalar. `input`
+    arguments are read, `output` arguments written once.
+
     ```mlir
     func.func @sgd(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
                    %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>},
@@ -42,6 +50,7 @@ def KFuse_Dialect : Dialect {
                            "::mlir::math::MathDialect",
                            "::mlir::func::FuncDialect"];
   let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
@@ -54,6 +63,7 @@ def KFuse_Dialect : Dialect {
     static constexpr llvm::StringLiteral kAlignmentAttrName = "kfuse.alignment";
     static constexpr llvm::StringLiteral kMultiTensorAttrName = "kfuse.multi_tensor";
     static constexpr llvm::StringLiteral kFoundInfAttrName = "kfuse.found_inf";
+    static constexpr llvm::StringLiteral kNormAttrName = "kfuse.norm";
   }];
 }
 
@@ -62,7 +72,9 @@ def KFuse_Role : I32EnumAttr<"Role", "role of an update operand", [
     I32EnumAttrCase<"grad", 1>,
     I32EnumAttrCase<"state", 2>,
     I32EnumAttrCase<"hyper", 3>,
-    I32EnumAttrCase<"model", 4>]> {
+    I32EnumAttrCase<"model", 4>,
+    I32EnumAttrCase<"input", 5>,
+    I32EnumAttrCase<"output", 6>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::kfuse";
 }
@@ -74,9 +86,31 @@ def KFuse_RoleAttr : EnumAttr<KFuse_Dialect, KFuse_Role, "role"> {
     only, `state` tensors (optimizer moments) may be read and written,
     `hyper` scalars are uniform over all elements, and `model` tensors are
     written only: the low-precision model copy of f32 master weights.
+    Norm functions take `input` tensors (read only) and `output` tensors
+    (written exactly once, never read).
 
     ```mlir
     %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>}
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def KFuse_ReduceKind : I32EnumAttr<"ReduceKind", "row or column reduction", [
+    I32EnumAttrCase<"sum", 0>,
+    I32EnumAttrCase<"max", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::kfuse";
+}
+
+def KFuse_ReduceKindAttr : EnumAttr<KFuse_Dialect, KFuse_ReduceKind,
+                                    "reduce_kind"> {
+  let summary = "the combining function of a kfuse.reduce";
+  let description = [{
+    `sum` adds the elements, `max` takes the largest.
+
+    ```mlir
+    %s = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
     ```
   }];
   let assemblyFormat = "`<` $value `>`";

@@ -20,9 +20,83 @@ LogicalResult BroadcastOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location,
     BroadcastOp::Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
   auto like = cast<RankedTensorType>(adaptor.getLike().getType());
-  inferredReturnTypes.push_back(
-      RankedTensorType::get(like.getShape(), adaptor.getScalar().getType()));
+  Type element = getElementTypeOrSelf(adaptor.getValue().getType());
+  inferredReturnTypes.push_back(RankedTensorType::get(like.getShape(), element));
   return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto value = dyn_cast<RankedTensorType>(getValue().getType());
+  if (!value)
+    return success();
+  auto like = cast<RankedTensorType>(getLike().getType());
+  if (value.getRank() != like.getRank())
+    return emitOpError() << "value of rank " << value.getRank()
+                         << " cannot be broadcast like a tensor of rank "
+                         << like.getRank();
+  for (int64_t d = 0, e = value.getRank(); d < e; ++d) {
+    int64_t from = value.getDimSize(d), to = like.getDimSize(d);
+    if (from == 1 || from == to)
+      continue;
+    return emitOpError() << "dimension " << d << " of the value has extent "
+                         << (ShapedType::isDynamic(from) ? std::string("?")
+                                                         : std::to_string(from))
+                         << "; a broadcast dimension must be 1 or match the "
+                            "target's ("
+                         << (ShapedType::isDynamic(to) ? std::string("?")
+                                                       : std::to_string(to))
+                         << ")";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (input.getRank() != 2)
+    return emitOpError() << "input must be a 2-D tensor, got rank "
+                         << input.getRank();
+  int64_t dim = getDim();
+  if (dim > 1)
+    return emitOpError() << "dim must be 0 (over rows) or 1 (over columns), "
+                            "got "
+                         << dim;
+  if (result.getElementType() != input.getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " differs from the input's "
+                         << input.getElementType();
+  SmallVector<int64_t> expected(input.getShape());
+  expected[dim] = 1;
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result type " << result << " must keep the input's shape with dimension " << dim
+                         << " of extent 1: expected "
+                         << RankedTensorType::get(expected,
+                                                  input.getElementType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DimSizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DimSizeOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (getDim() >= static_cast<uint64_t>(input.getRank()))
+    return emitOpError() << "dim " << getDim() << " is out of range for a "
+                         << "tensor of rank " << input.getRank();
+  return success();
+}
+
+OpFoldResult DimSizeOp::fold(FoldAdaptor) {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  int64_t extent = input.getDimSize(getDim());
+  if (ShapedType::isDynamic(extent))
+    return {};
+  return FloatAttr::get(getType(), static_cast<double>(extent));
 }
 
 //===----------------------------------------------------------------------===//
@@ -61,17 +135,18 @@ LogicalResult WriteOp::verify() {
   auto func = (*this)->getParentOfType<func::FuncOp>();
   if (!target || !func || target.getOwner()->getParentOp() != func)
     return emitOpError()
-           << "target must be an argument of the enclosing update function";
+           << "target must be an argument of the enclosing function";
   std::optional<Role> role = getArgRole(func, target.getArgNumber());
   if (!role)
     return emitOpError() << "target argument #" << target.getArgNumber()
                          << " has no kfuse.role; declare it as a 'state' to "
                             "write it";
-  if (*role != Role::param && *role != Role::state && *role != Role::model)
+  if (*role != Role::param && *role != Role::state && *role != Role::model &&
+      *role != Role::output)
     return emitOpError() << "target argument #" << target.getArgNumber()
                          << " has role '" << stringifyRole(*role)
-                         << "'; only 'param', 'state' and 'model' arguments "
-                            "are written";
+                         << "'; only 'param', 'state', 'model' and 'output' "
+                            "arguments are written";
   return success();
 }
 

@@ -14,23 +14,74 @@ def KFuse_FloatScalarOrTensor
     : AnyTypeOf<[AnyFloat, RankedTensorOf<[AnyFloat]>]>;
 
 def KFuse_BroadcastOp : KFuse_Op<"broadcast", [Pure, InferTypeOpAdaptor]> {
-  let summary = "broadcast a scalar to the shape of a tensor";
+  let summary = "broadcast a scalar, row or column value to a tensor's shape";
   let description = [{
-    Produces a tensor of the shape of `like` whose every element is `scalar`.
-    It is how hyperparameters enter whole-tensor math; the result's element
-    type is the scalar's type, whatever the element type of `like`.
+    Produces a tensor of the shape of `like` whose elements repeat `value`:
+    a scalar is repeated everywhere, a tensor is repeated along its
+    dimensions of extent 1 (a `tensor<?x1xf32>` of row statistics becomes
+    one value per element of its row). It is how hyperparameters enter
+    whole-tensor math; the result's element type is the value's element
+    type, whatever the element type of `like`.
 
     ```mlir
     %lrv = kfuse.broadcast %lr like %p : f32, tensor<?xbf16>
+    %mean_b = kfuse.broadcast %mean like %x : tensor<?x1xf32>, tensor<?x?xf32>
     ```
-    yields a `tensor<?xf32>`.
+    yield a `tensor<?xf32>` and a `tensor<?x?xf32>`.
   }];
-  let arguments = (ins AnyTypeOf<[AnyFloat, I1]>:$scalar,
+  let arguments = (ins AnyTypeOf<[AnyFloat, I1, RankedTensorOf<[AnyType]>]>:$value,
                        RankedTensorOf<[AnyType]>:$like);
   let results = (outs RankedTensorOf<[AnyType]>:$result);
   let assemblyFormat = [{
-    $scalar `like` $like attr-dict `:` type($scalar) `,` type($like)
+    $value `like` $like attr-dict `:` type($value) `,` type($like)
   }];
+  let hasVerifier = 1;
+}
+
+def KFuse_ReduceOp : KFuse_Op<"reduce", [Pure]> {
+  let summary = "sum or maximum over the rows or the columns of a tensor";
+  let description = [{
+    Combines the elements of a 2-D tensor along dimension `dim`, keeping
+    that dimension with extent 1: `dim 1` reduces each row to one value
+    (`tensor<?x?xf32>` to `tensor<?x1xf32>`), `dim 0` each column
+    (`tensor<?x?xf32>` to `tensor<1x?xf32>`). Sums accumulate in the
+    element type; the generated code combines in a fixed order, so a result
+    has the same bits every run.
+
+    ```mlir
+    %row_sum = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+    %col_sum = kfuse.reduce <sum> %dy dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
+    ```
+  }];
+  let arguments = (ins KFuse_ReduceKindAttr:$kind,
+                       RankedTensorOf<[AnyFloat]>:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def KFuse_DimSizeOp : KFuse_Op<"dim_size", [Pure]> {
+  let summary = "the extent of a tensor dimension as a float scalar";
+  let description = [{
+    The number of elements of `input` along `dim`, as a float: the `n` of a
+    mean. Once specialization makes the dimension static it folds to a
+    constant.
+
+    ```mlir
+    %n = kfuse.dim_size %x dim 1 : tensor<?x?xf32> -> f32
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[AnyType]>:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs AnyFloat:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def KFuse_ConvertOp : KFuse_Op<"convert", [Pure, SameOperandsAndResultShape]> {
@@ -55,8 +106,9 @@ def KFuse_WriteOp : KFuse_Op<"write", [MemoryEffects<[MemWrite]>,
   let summary = "update a param or state tensor in place";
   let description = [{
     Writes `value` into the storage of `target`, a function argument with
-    role `param` or `state`. Every read of an argument in the update sees its
-    value before the step: the writes take effect when the update returns.
+    role `param`, `state` or `model` (updates) or `output` (norms). Every
+    read of an argument sees its value before the step: the writes take
+    effect when the function returns.
     The value's element type must be the target's storage element type.
 
     ```mlir

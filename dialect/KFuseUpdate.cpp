@@ -13,6 +13,10 @@ bool isUpdate(func::FuncOp func) {
   return func->hasAttr(KFuseDialect::kUpdateAttrName);
 }
 
+bool isNorm(func::FuncOp func) {
+  return func->hasAttr(KFuseDialect::kNormAttrName);
+}
+
 std::optional<Role> getArgRole(func::FuncOp func, unsigned index) {
   if (auto role =
           func.getArgAttrOfType<RoleAttr>(index, KFuseDialect::kRoleAttrName))
@@ -59,6 +63,13 @@ std::string formatLocation(Location loc) {
 func::FuncOp findUpdate(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>())
     if (isUpdate(func))
+      return func;
+  return nullptr;
+}
+
+func::FuncOp findNorm(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (isNorm(func))
       return func;
   return nullptr;
 }

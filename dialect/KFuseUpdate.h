@@ -18,6 +18,9 @@ namespace kfuse {
 /// Whether `func` is marked as an update.
 bool isUpdate(mlir::func::FuncOp func);
 
+/// Whether `func` is marked as a norm.
+bool isNorm(mlir::func::FuncOp func);
+
 /// The role of argument `index`, if it has one.
 std::optional<Role> getArgRole(mlir::func::FuncOp func, unsigned index);
 
@@ -37,6 +40,9 @@ std::string formatLocation(mlir::Location loc);
 
 /// The first function in `module` marked as an update, or null.
 mlir::func::FuncOp findUpdate(mlir::ModuleOp module);
+
+/// The first function in `module` marked as a norm, or null.
+mlir::func::FuncOp findNorm(mlir::ModuleOp module);
 
 } // namespace kfuse
 

@@ -206,7 +206,7 @@ LogicalResult UpdateInterpreter::executeElementwise(Operation *op) {
 }
 
 LogicalResult UpdateInterpreter::executeBroadcast(BroadcastOp op) {
-  FailureOr<const RuntimeValue *> scalar = lookup(op.getScalar(), op);
+  FailureOr<const RuntimeValue *> scalar = lookup(op.getValue(), op);
   FailureOr<const RuntimeValue *> like = lookup(op.getLike(), op);
   if (failed(scalar) || failed(like))
     return failure();

@@ -102,7 +102,7 @@ Value RegionBuilder::lookupOrAddInput(Value value) {
     return mapped;
   Operation *def = value.getDefiningOp();
   if (auto broadcast = dyn_cast_if_present<BroadcastOp>(def)) {
-    Value scalar = cloneScalar(broadcast.getScalar());
+    Value scalar = cloneScalar(broadcast.getValue());
     mapping.map(value, scalar);
     return scalar;
   }

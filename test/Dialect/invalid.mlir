@@ -101,7 +101,7 @@ func.func @undeclared_state(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>},
 
 func.func @write_non_argument(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>}) {
   %n = arith.addf %p, %p : tensor<4xf32>
-  // expected-error @+1 {{target must be an argument of the enclosing update function}}
+  // expected-error @+1 {{target must be an argument of the enclosing function}}
   kfuse.write %p to %n : tensor<4xf32>
   return
 }

@@ -1,0 +1,107 @@
+//===- NormPlan.h - what the norm code generator hands the runtime -*- C++
+//-*-===//
+//
+// Plain data, free of MLIR, for a function marked `kfuse.norm` (LayerNorm,
+// RMSNorm, forward or backward): the generated CUDA source for one
+// specialization (a dtype per tensor argument and a static row length) and
+// how to launch it. The runtime compiles and launches from this alone.
+//
+// Launch ABI (every norm plan):
+//
+//   Row kernel `rowKernel`, grid = min(ceil(rows / rowsPerBlock),
+//   maxGridBlocks) blocks of `blockSize` threads, `sharedBytes` of dynamic
+//   shared memory. Parameters, in order:
+//     - one pointer per tensor argument, in argument order (`const T *` for
+//       inputs, `T *` for outputs; T the argument's storage dtype);
+//     - one `double` per hyper argument, in argument order;
+//     - `long long rows`;
+//     - `float *partials`: with column reductions, a workspace of
+//       partialFloats(grid) floats (see below), else null.
+//   Blocks take rows blockIdx.x * rowsPerBlock + k * gridDim.x * rowsPerBlock
+//   (a grid-stride loop over row groups), so a block accumulates its column
+//   partials over all its rows in registers and writes them once at the end:
+//   partials[(reduction * grid + blockIdx.x) * cols + col].
+//
+//   Finish kernel `finishKernel` (only with column reductions), grid =
+//   ceil(cols / finishBlockSize) blocks of `finishBlockSize` threads.
+//   Parameters: `const float *partials`, `int grid` (the row kernel's grid),
+//   then one pointer per column-reduction output, in the order of
+//   `columnOutputs`. It sums each column's partials over the blocks in block
+//   order, so the result has the same bits every run for a given grid; the
+//   runtime fixes the grid for a given (rows, device) to keep it so.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_CODEGEN_NORMPLAN_H
+#define KFUSE_CODEGEN_NORMPLAN_H
+
+#include "codegen/KernelPlan.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kfuse {
+
+/// How a norm argument is shaped: one value per element, per row, per
+/// column, or a scalar hyperparameter.
+enum class NormShape { full, row, col, scalar };
+const char *normShapeName(NormShape shape);
+
+/// One argument of a norm function, as a caller passes it.
+struct NormArg {
+  std::string name;
+  enum class Role { input, output, hyper } role;
+  NormShape shape;
+  DType dtype = DType::f32; // storage dtype of a tensor; f32 for hypers
+  std::optional<double> defaultValue;
+};
+
+/// What one compiled norm is specialized on.
+struct NormSpecialization {
+  /// Storage dtype of each argument, in argument order (hyper slots are
+  /// ignored). Empty: every tensor f32.
+  std::vector<DType> dtypes;
+  int64_t cols = -1;       // the row length; must be set (> 0)
+  unsigned alignment = 16; // bytes every pointer and row start is aligned to
+  /// A stable text form, part of cache keys.
+  std::string key() const;
+};
+
+struct NormPlan {
+  std::string normName;
+  std::vector<NormArg> args; // dtypes as specialized
+  int64_t cols = 0;
+  std::string location; // IR location of the function, for errors
+  std::string source;   // CUDA C++ for both kernels
+
+  std::string rowKernel;
+  unsigned blockSize = 256;
+  unsigned rowsPerBlock = 1;
+  unsigned sharedBytes = 0;
+  /// Upper bound on the row kernel's grid (e.g. a few blocks per SM times
+  /// the SM count is the runtime's choice below this); 0: no bound.
+  unsigned maxGridBlocks = 0;
+  unsigned vectorWidth = 1; // elements per 16-byte access, 1 when scalar
+  /// Whether the row lives in registers (else the kernel loops over it).
+  bool rowInRegisters = true;
+
+  /// Column reductions: the output argument index of each, in partials
+  /// order. Empty: no finish kernel.
+  std::vector<unsigned> columnOutputs;
+  std::string finishKernel;
+  unsigned finishBlockSize = 256;
+
+  /// Floats of workspace the row kernel needs for a grid of `grid` blocks.
+  uint64_t partialFloats(unsigned grid) const {
+    return uint64_t(columnOutputs.size()) * grid * uint64_t(cols);
+  }
+  /// Minimum bytes a launch over `rows` rows moves: every tensor argument
+  /// read (inputs) or written (outputs) once in its storage dtype.
+  uint64_t minimumBytes(int64_t rows) const;
+};
+
+} // namespace kfuse
+
+#endif // KFUSE_CODEGEN_NORMPLAN_H
