@@ -141,12 +141,18 @@ LogicalResult WriteOp::verify() {
     return emitOpError() << "target argument #" << target.getArgNumber()
                          << " has no kfuse.role; declare it as a 'state' to "
                             "write it";
-  if (*role != Role::param && *role != Role::state && *role != Role::model &&
-      *role != Role::output)
+  if (isNorm(func)) {
+    if (*role != Role::output)
+      return emitOpError() << "target argument #" << target.getArgNumber()
+                           << " has role '" << stringifyRole(*role)
+                           << "'; a norm writes only 'output' arguments";
+  } else if (*role != Role::param && *role != Role::state &&
+             *role != Role::model) {
     return emitOpError() << "target argument #" << target.getArgNumber()
                          << " has role '" << stringifyRole(*role)
-                         << "'; only 'param', 'state', 'model' and 'output' "
-                            "arguments are written";
+                         << "'; only 'param', 'state' and 'model' arguments "
+                            "are written";
+  }
   return success();
 }
 
