@@ -282,6 +282,8 @@ LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
     if (!func)
       return op->emitOpError()
              << "'" << name << "' may only be attached to a func.func";
+    if (func->hasAttr(kUpdateAttrName))
+      return op->emitOpError() << "a function is an update or a norm, not both";
     return verifyNorm(func);
   }
   if (name == kMultiTensorAttrName || name == kFoundInfAttrName) {

@@ -36,3 +36,33 @@ func.func @half_kinds(%p: tensor<4xf16> {kfuse.role = #kfuse.role<param>})
   kfuse.write %h to %p : tensor<4xf16>
   return
 }
+
+// A static dimension's extent folds to a constant.
+// CHECK-LABEL: func.func @dim_size_static
+// CHECK: %[[N:.*]] = arith.constant 4.096000e+03 : f32
+// CHECK-NOT: kfuse.dim_size
+// CHECK: kfuse.broadcast %[[N]]
+func.func @dim_size_static(
+    %x: tensor<?x4096xf32> {kfuse.role = #kfuse.role<input>},
+    %y: tensor<?x4096xf32> {kfuse.role = #kfuse.role<output>})
+    attributes {kfuse.norm} {
+  %n = kfuse.dim_size %x dim 1 : tensor<?x4096xf32> -> f32
+  %n_b = kfuse.broadcast %n like %x : f32, tensor<?x4096xf32>
+  %s = arith.mulf %x, %n_b : tensor<?x4096xf32>
+  kfuse.write %s to %y : tensor<?x4096xf32>
+  return
+}
+
+// A dynamic one does not.
+// CHECK-LABEL: func.func @dim_size_dynamic
+// CHECK: kfuse.dim_size
+func.func @dim_size_dynamic(
+    %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+    %y: tensor<?x?xf32> {kfuse.role = #kfuse.role<output>})
+    attributes {kfuse.norm} {
+  %n = kfuse.dim_size %x dim 1 : tensor<?x?xf32> -> f32
+  %n_b = kfuse.broadcast %n like %x : f32, tensor<?x?xf32>
+  %s = arith.mulf %x, %n_b : tensor<?x?xf32>
+  kfuse.write %s to %y : tensor<?x?xf32>
+  return
+}

@@ -266,3 +266,138 @@ func.func @read_model(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
   kfuse.write %p to %c : tensor<?xf32>
   return
 }
+
+// -----
+
+func.func @reduce_rank(%x: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  // expected-error @+1 {{'kfuse.reduce' op input must be a 2-D tensor, got rank 1}}
+  %s = kfuse.reduce <sum> %x dim 0 : tensor<?xf32> -> tensor<1xf32>
+  kfuse.write %x to %x : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_dim(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+                      %y: tensor<?x1xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
+  // expected-error @+1 {{'kfuse.reduce' op dim must be 0 (over rows) or 1 (over columns), got 2}}
+  %s = kfuse.reduce <sum> %x dim 2 : tensor<?x?xf32> -> tensor<?x1xf32>
+  kfuse.write %s to %y : tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+                        %y: tensor<?x1xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
+  // expected-error @+1 {{'kfuse.reduce' op result type 'tensor<1x?xf32>' must keep the input's shape with dimension 1 of extent 1: expected 'tensor<?x1xf32>'}}
+  %s = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<1x?xf32>
+  %t = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+  kfuse.write %t to %y : tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_type(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+                       %y: tensor<?x1xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
+  // expected-error @+1 {{'kfuse.reduce' op result element type 'f16' differs from the input's 'f32'}}
+  %s = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf16>
+  %t = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+  kfuse.write %t to %y : tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_extent(%x: tensor<?x?xf32>, %v: tensor<?x4xf32>) {
+  // expected-error @+1 {{'kfuse.broadcast' op dimension 1 of the value has extent 4; a broadcast dimension must be 1 or match the target's (?)}}
+  %b = kfuse.broadcast %v like %x : tensor<?x4xf32>, tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_rank(%x: tensor<?x?xf32>, %v: tensor<?xf32>) {
+  // expected-error @+1 {{'kfuse.broadcast' op value of rank 1 cannot be broadcast like a tensor of rank 2}}
+  %b = kfuse.broadcast %v like %x : tensor<?xf32>, tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @dim_size_range(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+                          %y: tensor<?x?xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
+  // expected-error @+1 {{'kfuse.dim_size' op dim 2 is out of range for a tensor of rank 2}}
+  %n = kfuse.dim_size %x dim 2 : tensor<?x?xf32> -> f32
+  kfuse.write %x to %y : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 with role 'input' must be a 2-D tensor of floats, got 'tensor<?xf32>'}}
+func.func @input_rank(%x: tensor<?xf32> {kfuse.role = #kfuse.role<input>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 has role 'param'; a norm takes 'input', 'output' and 'hyper' arguments}}
+func.func @norm_param(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+                      %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.norm} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 of type 'tensor<?x8xf32>' disagrees with the other arguments on dimension 1; each dimension is 1 or the common extent}}
+func.func @norm_extents(%x: tensor<?x4xf32> {kfuse.role = #kfuse.role<input>},
+                        %y: tensor<?x8xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a norm needs a tensor argument with a full (rows x columns) shape}}
+func.func @norm_no_full(%x: tensor<?x1xf32> {kfuse.role = #kfuse.role<input>},
+                        %y: tensor<?x1xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
+  kfuse.write %x to %y : tensor<?x1xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{output argument #1 ('y') is never written}}
+func.func @norm_unwritten(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+                          %y: tensor<?x?xf32> {kfuse.role = #kfuse.role<output>, kfuse.name = "y"}) attributes {kfuse.norm} {
+  return
+}
+
+// -----
+
+func.func @norm_reads_output(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+                             %y: tensor<?x?xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
+  // expected-error @+1 {{'arith.addf' op reads output argument #1, which is written only}}
+  %s = arith.addf %x, %y : tensor<?x?xf32>
+  kfuse.write %s to %y : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @norm_writes_input(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+                             %y: tensor<?x?xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
+  // expected-error @+1 {{'kfuse.write' op target argument #0 has role 'input'; a norm writes only 'output' arguments}}
+  kfuse.write %x to %x : tensor<?x?xf32>
+  kfuse.write %x to %y : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a function is an update or a norm, not both}}
+func.func @both(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update, kfuse.norm} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
