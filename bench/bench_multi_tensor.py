@@ -17,6 +17,7 @@ import datetime
 import json
 import os
 import pathlib
+import statistics
 import sys
 import time
 import traceback
@@ -196,7 +197,9 @@ def bench_list(report, case, shapes, param_dtype, state_dtype, warmup,
         opt = kfuse_opt(ps, gs, ms, vs, check_stale=check_stale)
         timing = time_ms(opt.step, warmup, repeats)
         finite = all(bool(torch.isfinite(p.float()).all()) for p in ps[:4])
-        report.row(case, "kfuse", n, timing, bpe(param_dtype, state_dtype),
+        impl = {False: "kfuse", True: "kfuse_checked",
+                "grads": "kfuse_check_grads"}[check_stale]
+        report.row(case, impl, n, timing, bpe(param_dtype, state_dtype),
                    launches=opt.launches_per_step, tensors=len(shapes),
                    kfuse_bytes_per_step=opt.bytes_per_step,
                    chunks=opt.num_chunks, finite=finite,
@@ -207,6 +210,8 @@ def bench_list(report, case, shapes, param_dtype, state_dtype, warmup,
     # data_ptr() of every tensor is compared first and the GPU waits.
     report.guarded(f"{case} kfuse", lambda: run_kfuse(False))
     report.guarded(f"{case} kfuse checked", lambda: run_kfuse(True))
+    report.guarded(f"{case} kfuse grads checked",
+                   lambda: run_kfuse("grads"))
     for impl, kwargs in torch_impls:
         def run_torch(impl=impl, kwargs=kwargs):
             opt, params = torch_opt(shapes, param_dtype, **kwargs)
@@ -262,22 +267,65 @@ def bench_chunks(report, warmup, repeats):
 
 
 def bench_tiny(report, warmup, repeats):
+    """4096 tensors of 256: host cost per step under each stale-check mode,
+    and with grads that backward reallocated every step (set_to_none)."""
     case = "adamw.f32.tiny4096"
     shapes = [(256,)] * 4096
     n = numel_of(shapes)
     steps = max(repeats, 20)
 
-    def run_kfuse(check_stale):
+    def params_with_grads():
         ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
-        opt = kfuse_opt(ps, gs, ms, vs, check_stale=check_stale)
+        params = [torch.nn.Parameter(p) for p in ps]
+        for p, g in zip(params, gs):
+            p.grad = g
+        return params, ms, vs
+
+    def run_kfuse(check_stale):
+        params, ms, vs = params_with_grads()
+        opt = kfuse.multi_tensor(str(ADAMW), params=params,
+                                 states={"exp_avg": ms, "exp_avg_sq": vs},
+                                 check_stale=check_stale, **HP)
         wall = wall_ms(opt.step, warmup, steps)
         timing = time_ms(opt.step, warmup, repeats)
-        report.row(case, "kfuse" + ("" if check_stale else "_nocheck"), n,
-                   timing, 28, wall_ms=wall, launches=opt.launches_per_step,
-                   tensors=len(shapes), check_stale=check_stale)
+        name = {True: "kfuse", "grads": "kfuse_check_grads",
+                False: "kfuse_nocheck"}[check_stale]
+        report.row(case, name, n, timing, 28, wall_ms=wall,
+                   launches=opt.launches_per_step, tensors=len(shapes),
+                   check_stale=check_stale)
 
-    report.guarded(f"{case} kfuse", lambda: run_kfuse(True))
-    report.guarded(f"{case} kfuse_nocheck", lambda: run_kfuse(False))
+    def run_kfuse_new_grads(check_stale):
+        # Two grad sets alternate, as backward after zero_grad(set_to_none)
+        # hands new tensors; only opt.step() is on the clock (host time).
+        params, ms, vs = params_with_grads()
+        sets = [[p.grad for p in params],
+                [torch.randn_like(p) for p in params]]
+        opt = kfuse.multi_tensor(str(ADAMW), params=params,
+                                 states={"exp_avg": ms, "exp_avg_sq": vs},
+                                 check_stale=check_stale, **HP)
+        host = []
+        for step in range(warmup + steps):
+            for p, g in zip(params, sets[step % 2]):
+                p.grad = g
+            start = time.perf_counter()
+            opt.step()
+            if step >= warmup:
+                host.append((time.perf_counter() - start) * 1e3)
+        torch.cuda.synchronize()
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case, "kfuse_new_grads_" + str(check_stale).lower(), n,
+                   timing, 28, host_ms=statistics.median(host),
+                   launches=opt.launches_per_step, tensors=len(shapes),
+                   check_stale=check_stale,
+                   note="grads replaced before every step; host_ms is "
+                        "opt.step() alone, rebinding included")
+
+    for mode in (True, "grads", False):
+        report.guarded(f"{case} kfuse check_stale={mode}",
+                       lambda mode=mode: run_kfuse(mode))
+    for mode in (True, "grads"):
+        report.guarded(f"{case} kfuse new grads check_stale={mode}",
+                       lambda mode=mode: run_kfuse_new_grads(mode))
     for impl, kwargs in (("torch_fused", {"fused": True}),
                          ("torch_foreach", {"foreach": True})):
         def run_torch(impl=impl, kwargs=kwargs):
@@ -288,6 +336,84 @@ def bench_tiny(report, warmup, repeats):
                        tensors=len(shapes), launches=None)
 
         report.guarded(f"{case} {impl}", run_torch)
+
+
+def bench_speedup(report, warmup, repeats, rounds=5):
+    """kfuse against torch fused AdamW on the f32 GPT-2 list, alternating
+    rounds in one process: the ratio of medians per round, and its median."""
+    case = "adamw.f32.gpt2s"
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
+    ours = kfuse_opt(ps, gs, ms, vs, check_stale=False)
+    theirs, _ = torch_opt(shapes, torch.float32, fused=True)
+    ratios, kfuse_ms, torch_ms = [], [], []
+    for _ in range(rounds):
+        a = time_ms(ours.step, warmup, repeats)["ms"]
+        b = time_ms(theirs.step, warmup, repeats)["ms"]
+        kfuse_ms.append(a)
+        torch_ms.append(b)
+        ratios.append(b / a)
+    report.data.setdefault("speedups", []).append({
+        "case": case, "vs": "torch_fused", "rounds": rounds,
+        "kfuse_ms": kfuse_ms, "torch_fused_ms": torch_ms,
+        "speedup_per_round": ratios,
+        "speedup_median": statistics.median(ratios),
+        "speedup_min": min(ratios)})
+    print(f"speedup {case} vs torch_fused over {rounds} rounds: "
+          f"median {statistics.median(ratios):.2f}x, min {min(ratios):.2f}x",
+          flush=True)
+
+
+# Every library optimizer on the f32 GPT-2 list, with torch's fused peer
+# where it has one: (name, states, kfuse hypers, torch class, torch kwargs,
+# bytes per element).
+OPTIMIZERS = [
+    ("adam", ("exp_avg", "exp_avg_sq"), dict(lr=1e-3, weight_decay=0.0),
+     "Adam", dict(lr=1e-3), 28),
+    ("sgd", ("momentum_buffer",), dict(lr=1e-2, momentum=0.9),
+     "SGD", dict(lr=1e-2, momentum=0.9), 20),
+    ("lion", ("exp_avg",), dict(lr=1e-4, weight_decay=1e-2), None, None, 20),
+]
+
+
+def bench_optimizers(report, warmup, repeats):
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    for name, states, hp, torch_cls, torch_kw, bytes_per in OPTIMIZERS:
+        case = f"{name}.f32.gpt2s"
+
+        def run_kfuse(name=name, states=states, hp=hp, case=case,
+                      bytes_per=bytes_per):
+            ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
+            lists = dict(zip(states, (ms, vs)))
+            opt = kfuse.multi_tensor(str(ADAMW.parent / f"{name}.mlir"),
+                                     params=ps, grads=gs, states=lists,
+                                     check_stale=False, **hp)
+            opt.step()  # SGD's first step only copies grads into momentum
+            timing = time_ms(opt.step, warmup, repeats)
+            report.row(case, "kfuse", n, timing, bytes_per,
+                       launches=opt.launches_per_step, tensors=len(shapes),
+                       kfuse_bytes_per_step=opt.bytes_per_step)
+
+        report.guarded(f"{case} kfuse", run_kfuse)
+        if torch_cls is None:
+            continue
+
+        def run_torch(torch_cls=torch_cls, torch_kw=torch_kw, case=case,
+                      bytes_per=bytes_per):
+            ps, gs, _, _ = make_list(shapes, torch.float32, torch.float32)
+            params = [torch.nn.Parameter(p) for p in ps]
+            for p, g in zip(params, gs):
+                p.grad = g
+            opt = getattr(torch.optim, torch_cls)(params, fused=True,
+                                                  **torch_kw)
+            opt.step()
+            timing = time_ms(opt.step, warmup, repeats)
+            report.row(case, "torch_fused", n, timing, bytes_per,
+                       tensors=len(shapes), launches=None)
+
+        report.guarded(f"{case} torch_fused", run_torch)
 
 
 def bench_graph(report, warmup, repeats):
@@ -519,6 +645,11 @@ def main():
     if want("adamw.f32.gpt2s"):
         bench_list(report, "adamw.f32.gpt2s", gpt2_shapes(), torch.float32,
                    torch.float32, w, r, torch_both)
+    if want("speedup"):
+        report.guarded("adamw.f32.gpt2s speedup",
+                       lambda: bench_speedup(report, w, r))
+    if want("optimizers"):
+        bench_optimizers(report, w, r)
     if want("chunks"):
         report.guarded("adamw.f32.gpt2s chunk sizes",
                        lambda: bench_chunks(report, w, r))

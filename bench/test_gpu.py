@@ -491,18 +491,88 @@ def multi_tensor_stale_plan_raises_and_rebuilds():
         assert "stale plan" in str(error), str(error)
     else:
         raise AssertionError("no KfuseError for a moved param")
-    params[0].grad = params[0].grad.clone()  # as backward after set_to_none
-    opt.rebuild()
-    params[0].grad = params[0].grad.clone()
-    try:
-        opt.step()
-    except kfuse.KfuseError as error:
-        assert "grad" in str(error), str(error)
-    else:
-        raise AssertionError("no KfuseError for a replaced grad")
     opt.rebuild()
     opt.step()
     assert opt.get_hyper("step") == 2.0, opt.get_hyper("step")
+    params[0].grad = None  # zero_grad(set_to_none=True), no backward since
+    try:
+        opt.step()
+    except kfuse.KfuseError as error:
+        assert "have no grad" in str(error), str(error)
+    else:
+        raise AssertionError("no KfuseError for a missing grad")
+    ms[0].data = ms[0].data.clone()  # a state moved in place
+    params[0].grad = gs[0].clone()
+    try:
+        opt.step()
+    except kfuse.KfuseError as error:
+        assert "'exp_avg' of group 0 moved" in str(error), str(error)
+    else:
+        raise AssertionError("no KfuseError for a moved state")
+
+
+@test
+def multi_tensor_follows_new_grads():
+    """Grads that backward reallocates (set_to_none) are rebound, in every
+    check mode that looks at grads; results match torch.optim.AdamW given
+    the same grads."""
+    results = {}
+    for mode in (True, "grads"):
+        sizes = [1000, 7, 65537, 0, 300]
+        model = [torch.nn.Parameter(fresh(n, seed=90 + i))
+                 for i, n in enumerate(sizes)]
+        ref = [torch.nn.Parameter(p.detach().clone()) for p in model]
+        states = {"exp_avg": [torch.zeros_like(p) for p in model],
+                  "exp_avg_sq": [torch.zeros_like(p) for p in model]}
+        for p in model:
+            p.grad = torch.randn_like(p)
+        opt = kfuse.multi_tensor(str(OPTIM / "adamw.mlir"), params=model,
+                                 states=states, lr=1e-2, check_stale=mode)
+        torch_opt = torch.optim.AdamW(ref, lr=1e-2, weight_decay=1e-2,
+                                      fused=True)
+        for step in range(6):
+            grads = [torch.randn_like(p) for p in model]
+            # A fresh tensor each step, as backward after set_to_none;
+            # allocate junk in between so addresses really change.
+            junk = [torch.empty(4096, device="cuda") for _ in range(step)]
+            for p, r, g in zip(model, ref, grads):
+                p.grad = g.clone()
+                r.grad = g.clone()
+            del junk
+            opt.step()
+            torch_opt.step()
+        torch.cuda.synchronize()
+        worst = max(rel_l2(p.detach(), r.detach()) for p, r in zip(model, ref)
+                    if p.numel())
+        assert worst <= 1e-6, (mode, worst)
+        results[str(mode)] = worst
+    return results
+
+
+@test
+def multi_tensor_grad_scaling_skips_all_plans():
+    """An inf in a bf16 group skips the f32 plan's step too (one shared
+    flag; every scan runs before any update)."""
+    a = mt_list([3000, 5], dtype=torch.float32, seed=64)
+    b = mt_list([4000, 9], dtype=torch.bfloat16, seed=74)
+    ps, gs, ms, vs = (x + y for x, y in zip(a, b))
+    opt = mt_opt(ps, gs, ms, vs, grad_scaling=True)
+    assert len(opt.plans) == 2
+    before = [t.clone() for t in ps + ms + vs]
+    gs[2][17] = float("inf")
+    opt.step()
+    torch.cuda.synchronize()
+    assert opt.found_inf.item() != 0
+    assert all(torch.equal(x, y) for x, y in zip(ps + ms + vs, before))
+    assert opt.get_hyper("step") == 0.0
+    gs[2][17] = 0.25
+    opt.step()
+    torch.cuda.synchronize()
+    assert opt.found_inf.item() == 0
+    assert not torch.equal(ps[0], before[0])
+    assert not torch.equal(ps[2], before[2])
+    assert [plan.hypers[plan.slot("step")].item()
+            for plan in opt.plans] == [1.0, 1.0]
 
 
 @test

@@ -267,6 +267,40 @@ kfuse_status kfuse_plan_step(kfuse_plan *plan, void *stream) {
   });
 }
 
+kfuse_status kfuse_plan_step_phases(kfuse_plan *plan, int phases,
+                                    void *stream) {
+  return guarded([&] {
+    if (!plan)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan is null");
+    if (phases <= 0)
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "step phases must be a nonempty combination of "
+                  "KFUSE_STEP_ZERO_FOUND_INF, KFUSE_STEP_SCAN and "
+                  "KFUSE_STEP_UPDATE");
+    if (llvm::Error error = plan->plan->step(static_cast<CUstream>(stream),
+                                             static_cast<unsigned>(phases)))
+      return fail(std::move(error));
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_rebind(kfuse_plan *plan, size_t arg_index,
+                               const uint64_t *addresses, size_t num_groups,
+                               void *stream) {
+  return guarded([&] {
+    if (!plan || (!addresses && num_groups != 0))
+      return fail(KFUSE_INVALID_ARGUMENT, "plan or addresses is null");
+    if (arg_index > UINT32_MAX)
+      return fail(KFUSE_INVALID_ARGUMENT, "argument index out of range");
+    if (llvm::Error error = plan->plan->rebind(
+            static_cast<unsigned>(arg_index),
+            llvm::ArrayRef<uint64_t>(addresses, num_groups),
+            static_cast<CUstream>(stream)))
+      return fail(std::move(error));
+    return succeed();
+  });
+}
+
 int kfuse_plan_matches(const kfuse_plan *plan, const kfuse_arg *tensors,
                        size_t num_groups, size_t args_per_group) {
   if (!plan || (!tensors && num_groups != 0))

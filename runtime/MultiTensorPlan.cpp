@@ -252,6 +252,8 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   if (!table)
     return table.takeError();
   self.chunkCount = static_cast<long long>(table->chunks.size());
+  self.groupCount = numGroups;
+  self.hostEntries = table->entries;
   self.elements = table->totalElements;
 
   std::vector<double> hyperInit(plan.args.size(), 0.0);
@@ -323,6 +325,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
                      &self.chunkCount, &self.hypersAddress,
                      &self.foundInfAddress};
     if (kernel.role == KernelInfo::Role::FoundInfScan) {
+      launch.isScan = true;
       launch.zeroFoundInfFirst = !foundInfZeroed;
       foundInfZeroed = true;
     } else {
@@ -344,13 +347,19 @@ MultiTensorPlan::~MultiTensorPlan() {
   foundInf.reset();
 }
 
-llvm::Error MultiTensorPlan::step(CUstream stream) {
+llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {
+  if (phases == 0 || (phases & ~unsigned(WholeStep)) != 0)
+    return invalid("step phases " + llvm::Twine(phases) +
+                   " are not a nonempty combination of zero-found-inf (1), "
+                   "scan (2) and update (4)");
   ScopedContext scope(*driver, context);
   if (llvm::Error error = scope.check())
     return error;
   static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
   for (Launch &launch : launches) {
-    if (launch.zeroFoundInfFirst)
+    if (!(phases & (launch.isScan ? StepScan : StepUpdate)))
+      continue;
+    if (launch.zeroFoundInfFirst && (phases & StepZeroFoundInf))
       if (llvm::Error error = driver->check(
               driver->cuMemsetD32Async(foundInfAddress, 0, 1, stream),
               "zeroing found_inf"))
@@ -367,6 +376,68 @@ llvm::Error MultiTensorPlan::step(CUstream stream) {
         return error;
   }
   return llvm::Error::success();
+}
+
+llvm::Error MultiTensorPlan::rebind(unsigned argIndex,
+                                    llvm::ArrayRef<uint64_t> addresses,
+                                    CUstream stream) {
+  const KernelPlan &plan = compiled->plan;
+  auto column = llvm::find(plan.tensorArgs, argIndex);
+  if (argIndex >= argsPerGroup || column == plan.tensorArgs.end())
+    return invalid("argument " + llvm::Twine(argIndex) +
+                   " is not a tensor argument of the plan");
+  const std::string &name = plan.args[argIndex].name;
+  if (addresses.size() != groupCount)
+    return invalid("rebinding '" + name + "' with " +
+                   llvm::Twine(addresses.size()) + " addresses; the plan has " +
+                   llvm::Twine(groupCount) + " groups");
+  size_t entryColumn = column - plan.tensorArgs.begin();
+  std::vector<unsigned> slots = tensorArgsOf(args().take_front(argsPerGroup));
+  size_t slot = llvm::find(slots, argIndex) - slots.begin();
+  size_t first = groupCount, last = 0;
+  for (auto [group, address] : llvm::enumerate(addresses)) {
+    MultiTensorEntry &entry = hostEntries[group];
+    if (address == 0 && entry.numel > 0)
+      return invalid("rebinding '" + name + "': group " + llvm::Twine(group) +
+                     " has a null address for " + llvm::Twine(entry.numel) +
+                     " elements");
+    if (entry.pointers[entryColumn] != address) {
+      first = std::min(first, group);
+      last = group;
+    }
+  }
+  if (first == groupCount)
+    return llvm::Error::success();
+
+  ScopedContext scope(*driver, context);
+  if (llvm::Error error = scope.check())
+    return error;
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (llvm::Error error = driver->check(
+          driver->cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing"))
+    return error;
+  if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return invalid("cannot rebind '" + name +
+                   "' while the stream is being captured; a captured step "
+                   "needs tensors that stay in place");
+  for (size_t group = first; group <= last; ++group) {
+    MultiTensorEntry &entry = hostEntries[group];
+    entry.pointers[entryColumn] = addresses[group];
+    entry.aligned = 1;
+    for (size_t i = 0; i < plan.tensorArgs.size(); ++i)
+      if (entry.pointers[i] % 16 != 0)
+        entry.aligned = 0;
+    builtOn[group * slots.size() + slot].data =
+        reinterpret_cast<const void *>(addresses[group]);
+  }
+  // The source is pageable: the driver stages it before returning, so the
+  // host image may change again right after.
+  size_t bytes = (last - first + 1) * sizeof(MultiTensorEntry);
+  return driver->check(
+      driver->cuMemcpyHtoDAsync(entriesAddress +
+                                    first * sizeof(MultiTensorEntry),
+                                &hostEntries[first], bytes, stream),
+      "upload of the rebound table");
 }
 
 bool MultiTensorPlan::matches(llvm::ArrayRef<LaunchArg> groups,

@@ -74,9 +74,31 @@ public:
          llvm::ArrayRef<double> hyperValues,
          const MultiTensorPlanOptions &options = {});
 
-  /// Launches one step on `stream`: with grad scaling, zeroes found_inf and
-  /// runs the scan first. No per-tensor host work.
-  llvm::Error step(CUstream stream);
+  /// Parts of a step, for plans that must skip together: with grad scaling
+  /// over several plans sharing one found_inf flag (bindFoundInfStorage),
+  /// the first plan zeroes it, every plan scans, and only then does any plan
+  /// update.
+  enum StepPhase : unsigned {
+    StepZeroFoundInf = 1, // a 4-byte memset of the flag (grad scaling only)
+    StepScan = 2,         // the found-inf scan kernels (grad scaling only)
+    StepUpdate = 4,       // the update kernels
+    WholeStep = StepZeroFoundInf | StepScan | StepUpdate,
+  };
+
+  /// Launches `phases` of one step on `stream`: with grad scaling, zeroes
+  /// found_inf and runs the scan first. No per-tensor host work.
+  llvm::Error step(CUstream stream, unsigned phases = WholeStep);
+
+  /// Points tensor argument `argIndex` (a plan argument index) of every
+  /// group at new memory of the same size and dtype, e.g. grads that
+  /// backward allocated anew after zero_grad(set_to_none=True). `addresses`
+  /// holds one device address per group. The table is rewritten on
+  /// `stream`, after the steps already queued there (refused while the
+  /// stream is captured: a graph bakes its table in). Costs the host time
+  /// in the number of groups: call it when an address changed.
+  llvm::Error rebind(unsigned argIndex, llvm::ArrayRef<uint64_t> addresses,
+                     CUstream stream);
+  size_t numGroups() const { return groupCount; }
 
   /// Whether `groups` (as given to create) are the tensors this plan was
   /// built on: same count, pointers, sizes and dtypes. A plan never checks
@@ -133,6 +155,9 @@ private:
   size_t argsPerGroup = 0;
   /// What the plan was built on, by tensor slot: pointer, numel, dtype.
   std::vector<LaunchArg> builtOn;
+  size_t groupCount = 0;
+  /// The host image of the device entries, kept for rebind.
+  std::vector<MultiTensorEntry> hostEntries;
 
   DeviceBuffer entries, chunks, hypers, doneCounter, foundInf;
   // Kernel parameter values; `launchParams` points at these, so rebinding
@@ -146,6 +171,7 @@ private:
     std::string where; // for errors
     unsigned grid = 1, block = 256;
     bool zeroFoundInfFirst = false;
+    bool isScan = false;
     std::vector<void *> params;
   };
   std::vector<Launch> launches;

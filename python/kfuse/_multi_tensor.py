@@ -8,9 +8,17 @@
     opt.step()                      # one kernel launch for every tensor
 
 Groups are split by device and dtype signature into one plan each (the usual
-case is one plan). A plan binds the tensors it was built on: `step` checks
-their data_ptr()s first (check_stale=True) and raises KfuseError("stale
-plan: ...") when one moved; call `rebuild()` then.
+case is one plan). A plan binds the tensors it was built on. Grads read from
+the params (the default of `multi_tensor`) follow the params: when backward
+allocated new ones (after zero_grad(set_to_none=True)), `step` points the
+plan's table at them (one small upload, no rebuild). Every other tensor must
+stay where it was: `step` checks first and raises KfuseError("stale plan:
+...") when one moved; call `rebuild()` then. `check_stale` picks the checks:
+  True     every tensor's data_ptr(), every step (the default; host time
+           grows with the number of tensors, ~0.1 us each);
+  "grads"  only whether the params' .grad objects changed (a new grad is
+           rebound; a param or state moved in place goes unseen);
+  False    nothing: the tensors, grads included, never move (CUDA graphs).
 
 Hyperparameters live in device memory, in a float64 torch tensor the plan is
 bound to: `hyper_tensor("lr")` is a 0-dim view of its slot, so a captured
@@ -21,7 +29,9 @@ capturing). A "step" hyper counts the steps taken: it starts at 0 unless
 given, and each step computes with step + 1 and stores it.
 """
 
+import array
 import ctypes
+import itertools
 import operator
 
 from ._capi import F32, ArgInfoStruct, ArgStruct, KfuseError, ROLE_NAMES
@@ -32,9 +42,14 @@ __all__ = ["MultiTensorUpdate", "multi_tensor"]
 _data_ptr = None  # torch.Tensor.data_ptr, bound on first use
 
 
-# kfuse_plan_create flags (runtime/kfuse.h).
+# kfuse_plan_create flags and kfuse_plan_step_phases phases (runtime/kfuse.h).
 _GRAD_SCALING = 1
 _MASTER_WEIGHTS = 2
+_STEP_ZERO_FOUND_INF = 1
+_STEP_SCAN = 2
+_STEP_UPDATE = 4
+
+_get_grad = operator.attrgetter("grad")
 
 
 def _invalid(message):
@@ -52,7 +67,7 @@ class _Plan:
     """One libkfuse plan over the groups of one device and dtype signature."""
 
     def __init__(self, torch, update, arg_infos, groups, indices, hypers,
-                 flags, first_tensor):
+                 flags, first_tensor, found_inf=None):
         self.indices = indices
         self.device = groups[indices[0]][first_tensor].device
         nargs = len(arg_infos)
@@ -94,8 +109,9 @@ class _Plan:
                 ctypes.c_void_p(stream.cuda_stream or None)))
             self.found_inf = None
             if flags & _GRAD_SCALING:
-                self.found_inf = torch.zeros(1, dtype=torch.float32,
-                                             device=self.device)
+                # Plans that skip together share one flag.
+                self.found_inf = found_inf if found_inf is not None else \
+                    torch.zeros(1, dtype=torch.float32, device=self.device)
                 check(lib().kfuse_plan_bind_found_inf(
                     self.handle, self.found_inf.data_ptr()))
             stream.synchronize()
@@ -104,6 +120,12 @@ class _Plan:
         value = ctypes.c_uint64()
         check(lib().kfuse_plan_bytes_per_step(self.handle, ctypes.byref(value)))
         self.bytes_per_step = value.value
+
+    def arg_index(self, name):
+        for position, (arg, role) in enumerate(self.arg_names):
+            if arg == name and role != "hyper":
+                return position
+        raise _invalid(f"no tensor argument '{name}'")
 
     def slot(self, name):
         for position, (arg, role) in enumerate(self.arg_names):
@@ -152,6 +174,9 @@ class MultiTensorUpdate:
         self.update = update
         self.grad_scaling = bool(grad_scaling)
         self.master_weights = bool(master_weights)
+        if check_stale not in (True, False, "grads"):
+            raise _invalid(f"check_stale={check_stale!r}; expected True, "
+                           "False or \"grads\"")
         self.check_stale = check_stale
         # With master weights, every group also holds "<param>_model", the
         # bf16/f16 model copy written in the same pass (f32 params).
@@ -175,38 +200,50 @@ class MultiTensorUpdate:
             key = (first.device,) + tuple(group[n].dtype
                                           for n in self._tensor_names)
             by_signature.setdefault(key, []).append(index)
-        if self.grad_scaling and len(by_signature) > 1:
+        devices = {key[0] for key in by_signature}
+        if self.grad_scaling and len(devices) > 1:
             raise _invalid(
-                f"grad scaling over {len(by_signature)} dtype signatures or "
-                "devices: a step must be skipped for all of them at once, "
-                "which one plan per signature cannot do yet; use one dtype "
-                "signature")
+                f"grad scaling over {len(devices)} devices: a step must be "
+                "skipped on all of them at once, which needs one flag all "
+                "devices read; make one multi-tensor update per device")
         self.plans = []
+        shared_found_inf = None
         try:
             for indices in by_signature.values():
                 flags = ((_GRAD_SCALING if self.grad_scaling else 0) |
                          (_MASTER_WEIGHTS if self.master_weights else 0))
                 self.plans.append(_Plan(torch, update, self.args,
                                         self._groups, indices, self._hypers,
-                                        flags, self._tensor_names[0]))
+                                        flags, self._tensor_names[0],
+                                        shared_found_inf))
+                shared_found_inf = self.plans[-1].found_inf
             if self._initial_inv_scale is not None:
                 self.set_hyper("inv_scale", self._initial_inv_scale)
         except BaseException:
             self._destroy()
             raise
 
-        # Staleness: the tensors' data_ptr()s now, in group order; and, for
-        # grads read from params, the grad objects themselves.
-        self._tracked = [g[n] for g in self._groups for n in self._tensor_names]
-        self._pointers = list(map(_data_ptr, self._tracked))
+        # Staleness: the tensors' data_ptr()s now, in group order. Grads read
+        # from params are tracked apart: they are rebound, not refused.
         self._grads_of = None
+        self._grad_name = next(a.name for a in update.args
+                               if a.role == "grad")
+        untracked = ()
         if grads_of is not None:
-            grad_name = next(a.name for a in update.args if a.role == "grad")
             self._grads_of = list(grads_of)
-            self._grad_objects = [g[grad_name] for g in self._groups]
             if len(self._grads_of) != len(self._groups):
                 raise _invalid(f"grads_of has {len(self._grads_of)} params "
                                f"for {len(self._groups)} groups")
+            self._grad_objects = [g[self._grad_name] for g in self._groups]
+            self._grad_pointers = list(map(_data_ptr, self._grad_objects))
+            untracked = (self._grad_name,)
+        self._tracked_names = [n for n in self._tensor_names
+                               if n not in untracked]
+        self._tracked = [g[n] for g in self._groups
+                         for n in self._tracked_names]
+        self._pointers = list(map(_data_ptr, self._tracked))
+        # Group positions per plan, for rebinding its slice of the grads.
+        self._single_plan = len(self.plans) == 1
 
     def _checked_group(self, torch, group, index):
         if not isinstance(group, dict):
@@ -271,35 +308,83 @@ class MultiTensorUpdate:
     # -- stepping -----------------------------------------------------------
 
     def stale_reason(self):
-        """None when every tensor is where the plans were built, else why."""
+        """None when every tensor (grads read from params aside: they are
+        rebound) is where the plans were built, else why."""
         pointers = list(map(_data_ptr, self._tracked))
         if pointers != self._pointers:
             for position, (now, then) in enumerate(zip(pointers,
                                                        self._pointers)):
                 if now != then:
-                    group, arg = divmod(position, len(self._tensor_names))
-                    return (f"tensor '{self._tensor_names[arg]}' of group "
+                    group, arg = divmod(position, len(self._tracked_names))
+                    return (f"tensor '{self._tracked_names[arg]}' of group "
                             f"{group} moved (data_ptr {then:#x} -> {now:#x})")
-        if self._grads_of is not None and not all(map(
-                operator.is_, map(operator.attrgetter("grad"), self._grads_of),
-                self._grad_objects)):
-            for group, (param, grad) in enumerate(zip(self._grads_of,
-                                                      self._grad_objects)):
-                if param.grad is not grad:
-                    return (f"the grad of group {group}'s param is a new "
-                            "tensor (zero_grad(set_to_none=True)?)")
         return None
+
+    def _follow_grads(self, torch, stream, by_pointer):
+        """Points the plans at the params' current grads when they changed:
+        new grad objects (or, `by_pointer`, grads whose data moved)."""
+        grads = list(map(_get_grad, self._grads_of))
+        if by_pointer:
+            if any(map(operator.is_, grads, itertools.repeat(None))):
+                changed = True
+            else:
+                pointers = list(map(_data_ptr, grads))
+                changed = pointers != self._grad_pointers
+        else:
+            changed = not all(map(operator.is_, grads, self._grad_objects))
+        if not changed:
+            return
+        missing = [i for i, g in enumerate(grads) if g is None]
+        if missing:
+            raise _invalid(f"stale plan: the params of groups {missing[:8]} "
+                           "have no grad (set_to_none and no backward since?)")
+        if not all(map(torch.Tensor.is_contiguous, grads)):
+            group = next(i for i, g in enumerate(grads)
+                         if not g.is_contiguous())
+            raise _invalid(f"the grad of group {group} is not contiguous")
+        pointers = list(map(_data_ptr, grads))
+        for plan in self.plans:
+            if self._single_plan:
+                addresses = array.array("Q", pointers)
+            else:
+                addresses = array.array("Q", (pointers[i]
+                                              for i in plan.indices))
+            address, count = addresses.buffer_info()
+            check(lib().kfuse_plan_rebind(
+                plan.handle, plan.arg_index(self._grad_name), address, count,
+                _stream_handle(torch, stream, plan.device)))
+        self._grad_objects = grads
+        self._grad_pointers = pointers
+        for group, grad in zip(self._groups, grads):
+            group[self._grad_name] = grad
 
     def step(self, stream=None):
         """Launches one step on `stream` (default: the current stream)."""
-        if self.check_stale:
-            reason = self.stale_reason()
-            if reason is not None:
-                raise _invalid(f"stale plan: {reason}; rebuild() it")
         import torch
+        if self.check_stale:
+            if self._grads_of is not None:
+                self._follow_grads(torch, stream,
+                                   by_pointer=self.check_stale != "grads")
+            if self.check_stale != "grads":
+                reason = self.stale_reason()
+                if reason is not None:
+                    raise _invalid(f"stale plan: {reason}; rebuild() it")
+        if len(self.plans) == 1 or not self.grad_scaling:
+            for plan in self.plans:
+                check(lib().kfuse_plan_step(
+                    plan.handle, _stream_handle(torch, stream, plan.device)))
+            return
+        # One flag for all plans: every scan before any update.
+        for position, plan in enumerate(self.plans):
+            phases = _STEP_SCAN | (_STEP_ZERO_FOUND_INF if position == 0
+                                   else 0)
+            check(lib().kfuse_plan_step_phases(
+                plan.handle, phases,
+                _stream_handle(torch, stream, plan.device)))
         for plan in self.plans:
-            check(lib().kfuse_plan_step(
-                plan.handle, _stream_handle(torch, stream, plan.device)))
+            check(lib().kfuse_plan_step_phases(
+                plan.handle, _STEP_UPDATE,
+                _stream_handle(torch, stream, plan.device)))
 
     def rebuild(self, groups=None):
         """New plans over `groups` (default: the same dicts, re-read; grads
@@ -316,7 +401,7 @@ class MultiTensorUpdate:
         grads_of = self._grads_of
         self._destroy()
         self.__init__(self.update, groups, hypers, self.grad_scaling,
-                      self.check_stale, grads_of)
+                      self.check_stale, grads_of, self.master_weights)
 
     # -- hyperparameters ----------------------------------------------------
 
