@@ -10,17 +10,22 @@
 //
 //   Row kernel `rowKernel`, grid = min(ceil(rows / rowsPerBlock),
 //   maxGridBlocks) blocks of `blockSize` threads, `sharedBytes` of dynamic
-//   shared memory. Parameters, in order:
+//   shared memory (it may exceed 48 KiB, up to 227 KiB: raise the kernel's
+//   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES to it first). Parameters,
+//   in order:
 //     - one pointer per tensor argument, in argument order (`const T *` for
 //       inputs, `T *` for outputs; T the argument's storage dtype);
 //     - one `double` per hyper argument, in argument order;
 //     - `long long rows`;
-//     - `float *partials`: with column reductions, a workspace of
-//       partialFloats(grid) floats (see below), else null.
+//     - `float *partials`: with column reductions, a 16-byte aligned
+//       workspace of partialFloats(grid) floats (see below), else null.
 //   Blocks take rows blockIdx.x * rowsPerBlock + k * gridDim.x * rowsPerBlock
 //   (a grid-stride loop over row groups), so a block accumulates its column
-//   partials over all its rows in registers and writes them once at the end:
-//   partials[(reduction * grid + blockIdx.x) * cols + col].
+//   partials over all its rows (in registers or shared memory) and writes
+//   them once at the end:
+//   partials[(reduction * grid + blockIdx.x) * cols + col]. Every block
+//   writes all of its partials (zeros when it got no rows), so the workspace
+//   needs no clearing.
 //
 //   Finish kernel `finishKernel` (only with column reductions), grid =
 //   ceil(cols / finishBlockSize) blocks of `finishBlockSize` threads.
@@ -28,7 +33,9 @@
 //   then one pointer per column-reduction output, in the order of
 //   `columnOutputs`. It sums each column's partials over the blocks in block
 //   order, so the result has the same bits every run for a given grid; the
-//   runtime fixes the grid for a given (rows, device) to keep it so.
+//   runtime fixes the grid for a given (rows, device) to keep it so. With no
+//   rows, skip the row kernel and launch the finish kernel with grid 0: it
+//   stores zeros.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,9 +88,15 @@ struct NormPlan {
   unsigned rowsPerBlock = 1;
   unsigned sharedBytes = 0;
   /// Upper bound on the row kernel's grid (e.g. a few blocks per SM times
-  /// the SM count is the runtime's choice below this); 0: no bound.
+  /// the SM count is the runtime's choice below this); 0: no bound. The norm
+  /// code generator sets 1024 with column reductions (each block adds `cols`
+  /// partials per reduction for the finish kernel to read), else 0.
   unsigned maxGridBlocks = 0;
   unsigned vectorWidth = 1; // elements per 16-byte access, 1 when scalar
+  /// How the row is spread (informational): threads per row (blockSize /
+  /// rowsPerBlock) and vectors each thread handles per row.
+  unsigned threadsPerRow = 0;
+  unsigned itemsPerThread = 0;
   /// Whether the row lives in registers (else the kernel loops over it).
   bool rowInRegisters = true;
 

@@ -36,6 +36,36 @@ def SpecializePass : Pass<"kfuse-specialize", "mlir::func::FuncOp"> {
   let dependentDialects = ["::kfuse::KFuseDialect"];
 }
 
+def SpecializeNormPass : Pass<"kfuse-specialize-norm", "mlir::func::FuncOp"> {
+  let summary = "bind storage dtypes, the row length and alignment of a norm";
+  let description = [{
+    Rewrites a norm (`kfuse.norm`) for one specialization: the storage
+    element type of each tensor argument (`arg-dtypes`, one per tensor
+    argument in argument order), the row length (`cols` replaces every
+    dynamic column extent, so `kfuse.dim_size ... dim 1` folds to a
+    constant) and the pointer alignment. Compute stays f32: a `kfuse.convert`
+    to f32 follows each read of a 16-bit argument and one back precedes each
+    write into it. The pass records `kfuse.vector_width` (elements per 16-byte
+    access of the widest full-shape tensor; 1 when rows do not start on 16
+    bytes) and `kfuse.alignment`. Functions that are not norms are left
+    alone. With `cols=1` the column extent stays dynamic: a static 1 would
+    make a full tensor read as a per-row one.
+  }];
+  let options = [
+    Option<"argDTypes", "arg-dtypes", "std::string", "\"\"",
+           "storage dtype of each tensor argument, comma-separated "
+           "(f32, bf16, f16); empty: all f32">,
+    Option<"cols", "cols", "int64_t", "0",
+           "row length (extent of dimension 1); required, > 0">,
+    Option<"alignment", "alignment", "int64_t", "16",
+           "bytes every tensor pointer is aligned to (a power of two)">,
+  ];
+  let statistics = [
+    Statistic<"numConverts", "converts", "storage/compute converts inserted">,
+  ];
+  let dependentDialects = ["::kfuse::KFuseDialect"];
+}
+
 def FuseElementwisePass : Pass<"kfuse-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "merge elementwise tensor math into kfuse.fused regions";
   let description = [{

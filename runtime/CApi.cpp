@@ -2,6 +2,8 @@
 
 #include "runtime/kfuse.h"
 
+#include "runtime/CApiSupport.h"
+
 #include "runtime/Errors.h"
 #include "runtime/Jit.h"
 #include "runtime/MultiTensorPlan.h"
@@ -20,9 +22,12 @@ struct kfuse_plan {
   std::unique_ptr<MultiTensorPlan> plan;
 };
 
-namespace {
+namespace kfuse::capi {
 
-thread_local std::string lastError;
+std::string &lastError() {
+  static thread_local std::string message;
+  return message;
+}
 
 kfuse_status statusOf(ErrorCode code) {
   switch (code) {
@@ -44,34 +49,11 @@ kfuse_status statusOf(ErrorCode code) {
   return KFUSE_INTERNAL;
 }
 
-kfuse_status fail(llvm::Error error) {
-  auto [code, message] = takeMessage(std::move(error));
-  lastError = std::move(message);
-  return statusOf(code);
-}
+} // namespace kfuse::capi
 
-kfuse_status fail(kfuse_status status, std::string message) {
-  lastError = std::move(message);
-  return status;
-}
+using namespace kfuse::capi;
 
-kfuse_status succeed() {
-  lastError.clear();
-  return KFUSE_OK;
-}
-
-/// Runs `body`, turning any escaping C++ exception into KFUSE_INTERNAL: none
-/// may cross the C boundary.
-template <typename Body> kfuse_status guarded(Body body) {
-  try {
-    return body();
-  } catch (const std::exception &exception) {
-    return fail(KFUSE_INTERNAL,
-                std::string("internal error: ") + exception.what());
-  } catch (...) {
-    return fail(KFUSE_INTERNAL, "internal error: unknown exception");
-  }
-}
+namespace {
 
 /// Converts C arguments; argument i has the role of update argument
 /// i % period (period 0: no wrap, for one launch's arguments).
@@ -458,6 +440,6 @@ kfuse_status kfuse_device_arch(char *buf, size_t len) {
   });
 }
 
-const char *kfuse_last_error(void) { return lastError.c_str(); }
+const char *kfuse_last_error(void) { return lastError().c_str(); }
 
 } // extern "C"

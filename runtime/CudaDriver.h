@@ -62,7 +62,14 @@ public:
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)                                                        \
-  X(cuEventDestroy)
+  X(cuEventDestroy)                                                            \
+  X(cuFuncSetAttribute)                                                        \
+  X(cuMemsetD8Async)                                                           \
+  X(cuMemPoolCreate)                                                           \
+  X(cuMemPoolSetAttribute)                                                     \
+  X(cuMemAllocFromPoolAsync)                                                   \
+  X(cuMemFreeAsync)                                                            \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
   // cuda.h maps each name to its current ABI version (cuMemAlloc ->
   // cuMemAlloc_v2), so decltype picks the matching signature.

@@ -127,6 +127,29 @@ KFUSE_API void kfuse_plan_destroy(kfuse_plan *plan);
  * scaling. Capturable into a CUDA graph. */
 KFUSE_API kfuse_status kfuse_plan_step(kfuse_plan *plan, void *stream);
 
+/* Parts of a step, for several plans that must skip a step together: with
+ * grad scaling, bind one found_inf flag to all of them
+ * (kfuse_plan_bind_found_inf), then zero it and scan with the first plan
+ * (KFUSE_STEP_ZERO_FOUND_INF | KFUSE_STEP_SCAN), scan with the others
+ * (KFUSE_STEP_SCAN), and only then update with each (KFUSE_STEP_UPDATE).
+ * kfuse_plan_step is all three. */
+enum {
+  KFUSE_STEP_ZERO_FOUND_INF = 1,
+  KFUSE_STEP_SCAN = 2,
+  KFUSE_STEP_UPDATE = 4
+};
+KFUSE_API kfuse_status kfuse_plan_step_phases(kfuse_plan *plan, int phases,
+                                              void *stream);
+/* Points tensor argument `arg_index` (a plan argument index, e.g. the grad)
+ * of every group at new device memory of the same size and dtype:
+ * `addresses` holds num_groups addresses, in group order. For grads that
+ * backward reallocates (zero_grad(set_to_none=True)): the changed part of
+ * the table is rewritten on `stream`, ordered after the steps already
+ * queued there; refused while the stream is captured. Host cost grows with
+ * num_groups, so call it only when an address changed. */
+KFUSE_API kfuse_status kfuse_plan_rebind(kfuse_plan *plan, size_t arg_index,
+                                         const uint64_t *addresses,
+                                         size_t num_groups, void *stream);
 /* 1 when `tensors` (laid out as for kfuse_plan_create) are the tensors the
  * plan was built on (pointers, sizes, dtypes), else 0. */
 KFUSE_API int kfuse_plan_matches(const kfuse_plan *plan,
@@ -181,6 +204,72 @@ KFUSE_API kfuse_status kfuse_device_arch(char *buf, size_t len);
 
 /* The message of this thread's last failure ("" when none). */
 KFUSE_API const char *kfuse_last_error(void);
+
+/* Norms: a function marked kfuse.norm (LayerNorm, RMSNorm, forward or
+ * backward; library/norm/) over `rows` rows of `cols` columns, compiled at
+ * run time like updates. Its arguments are inputs, outputs and hypers; each
+ * tensor is shaped full (rows x cols, row-major, rows contiguous), per row
+ * (rows elements), per column (cols elements). Each tensor may have its own
+ * dtype. A per-column output is a sum over the rows (dweight, dbias),
+ * computed as per-block partials and a fixed-order second kernel: its bits
+ * are the same every run for a given (rows, device). */
+enum { KFUSE_ROLE_INPUT = 5, KFUSE_ROLE_OUTPUT = 6 };
+
+typedef enum kfuse_norm_shape {
+  KFUSE_SHAPE_FULL = 0,  /* rows x cols */
+  KFUSE_SHAPE_ROW = 1,   /* one value per row */
+  KFUSE_SHAPE_COL = 2,   /* one value per column */
+  KFUSE_SHAPE_SCALAR = 3 /* a hyperparameter */
+} kfuse_norm_shape;
+
+typedef struct kfuse_norm kfuse_norm;
+
+/* One norm argument (named _desc: kfuse_norm_arg_info is the function). */
+typedef struct kfuse_norm_arg_desc {
+  const char *name; /* valid while the norm lives */
+  int32_t role;     /* KFUSE_ROLE_INPUT, KFUSE_ROLE_OUTPUT or KFUSE_ROLE_HYPER */
+  int32_t shape;    /* a kfuse_norm_shape */
+  int32_t has_default;
+  double default_value;
+} kfuse_norm_arg_desc;
+
+/* Parses a norm from IR text; `source_name` names it in diagnostics. */
+KFUSE_API kfuse_status kfuse_norm_create(const char *ir_text,
+                                         const char *source_name,
+                                         kfuse_norm **out);
+KFUSE_API kfuse_status kfuse_norm_create_from_file(const char *path,
+                                                   kfuse_norm **out);
+KFUSE_API void kfuse_norm_destroy(kfuse_norm *norm);
+
+/* The number of arguments; 0 for a null norm. */
+KFUSE_API size_t kfuse_norm_num_args(const kfuse_norm *norm);
+KFUSE_API kfuse_status kfuse_norm_arg_info(const kfuse_norm *norm,
+                                           size_t index,
+                                           kfuse_norm_arg_desc *out);
+/* Kernels a launch with rows > 0 runs: 1, or 2 when the norm has per-column
+ * outputs; 0 for a null norm. */
+KFUSE_API size_t kfuse_norm_num_launches(const kfuse_norm *norm);
+
+/* Checks the arguments (kfuse_args in the norm's argument order: a tensor's
+ * numel must be rows * cols, rows or cols by its shape), compiles on first
+ * use of a specialization (dtypes, cols, alignment; cached per process) and
+ * launches on `stream` (a CUstream; NULL: the legacy default stream) in the
+ * current CUDA context, or device 0's primary context when the thread has
+ * none. Nothing is launched when a check fails. rows = 0 launches no kernel
+ * but sets per-column outputs to zero. A norm with per-column outputs
+ * allocates its workspace stream-ordered (capturable in a CUDA graph). */
+KFUSE_API kfuse_status kfuse_norm_launch(kfuse_norm *norm,
+                                         const kfuse_arg *args, size_t nargs,
+                                         int64_t rows, int64_t cols,
+                                         void *stream);
+
+/* The fewest bytes a launch over rows x cols moves (every tensor read or
+ * written once) when argument i has kfuse_dtype dtypes[i] (hyper entries
+ * ignored; dtypes = NULL: every tensor f32, else ndtypes = num_args). */
+KFUSE_API kfuse_status kfuse_norm_bytes(const kfuse_norm *norm,
+                                        const int32_t *dtypes, size_t ndtypes,
+                                        int64_t rows, int64_t cols,
+                                        uint64_t *out);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,9 @@
 #   bash scripts/gpu_run.sh
 # Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
-# bench_adamw.json.
+# bench_adamw.json, test_gpu_norm.json, bench_norm.json.
+# KFUSE_GPU_ONLY=optim or =norm runs the unit tests and only that half (the
+# whole script may not fit one 10-minute device call).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -20,6 +22,7 @@ LOG=$OUT/gpu_run.log
 FAILURES=()
 
 step() { echo; echo "=== $* ===" | tee -a "$LOG"; }
+want() { [ "${KFUSE_GPU_ONLY:-all}" = all ] || [ "$KFUSE_GPU_ONLY" = "$1" ]; }
 run() {
   # Runs a command, logs it, records a failure without stopping.
   echo "+ $*" >>"$LOG"
@@ -45,7 +48,7 @@ if [ -x "$UNIT" ]; then
 fi
 
 KFUSE=$BUILD/bin/kfuse
-if [ -x "$KFUSE" ]; then
+if [ -x "$KFUSE" ] && want optim; then
   step "kfuse check"
   for f in library/optim/*.mlir; do
     run "$KFUSE" check "$f"
@@ -76,14 +79,24 @@ if [ -x "$KFUSE" ]; then
   done
 fi
 
-step "python GPU tests"
-run python3 bench/test_gpu.py --json "$OUT/test_gpu.json"
+if want optim; then
+  step "python GPU tests"
+  run python3 bench/test_gpu.py --json "$OUT/test_gpu.json"
 
-step "multi-tensor AdamW benchmark (GPT-2 small list, 4096 tiny tensors, graphs)"
-run timeout 240 python3 bench/bench_multi_tensor.py --out "$OUT"
+  step "multi-tensor AdamW benchmark (GPT-2 small list, 4096 tiny tensors, graphs)"
+  run timeout 240 python3 bench/bench_multi_tensor.py --out "$OUT"
 
-step "AdamW benchmark"
-run python3 bench/bench_adamw.py --out "$OUT"
+  step "AdamW benchmark"
+  run python3 bench/bench_adamw.py --out "$OUT"
+fi
+
+if want norm; then
+  step "python GPU tests: norms"
+  run python3 bench/test_gpu_norm.py --json "$OUT/test_gpu_norm.json"
+
+  step "norm benchmark (LayerNorm, RMSNorm: kfuse, torch, torch.compile)"
+  run timeout 300 python3 bench/bench_norm.py --out "$OUT"
+fi
 
 step "summary"
 if [ ${#FAILURES[@]} -eq 0 ]; then

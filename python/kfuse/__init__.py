@@ -21,7 +21,10 @@ from ._capi import F32, BF16, F16, ROLE_NAMES, ArgInfoStruct, ArgStruct
 from ._capi import KfuseError, check, lib
 
 __all__ = ["Update", "ArgInfo", "KfuseError", "MultiTensorUpdate",
-           "multi_tensor", "device_arch", "library_path"]
+           "multi_tensor", "device_arch", "library_path",
+           "Norm", "NormArgInfo", "norm_library_dir", "library_norm",
+           "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd", "rms_norm_bwd",
+           "add_layer_norm_fwd"]
 
 ArgInfo = namedtuple("ArgInfo", ["name", "role", "default"])
 
@@ -158,6 +161,9 @@ class Update:
 
 
 from ._multi_tensor import MultiTensorUpdate, multi_tensor  # noqa: E402
+from ._norm import Norm, NormArgInfo, norm_library_dir, library_norm  # noqa: E402
+from ._norm import layer_norm_fwd, layer_norm_bwd, rms_norm_fwd  # noqa: E402
+from ._norm import rms_norm_bwd, add_layer_norm_fwd  # noqa: E402
 
 
 def _capi_alive():

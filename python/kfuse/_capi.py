@@ -110,6 +110,11 @@ def lib():
             ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(plan_p)]),
         "kfuse_plan_destroy": (None, [plan_p]),
         "kfuse_plan_step": (status, [plan_p, ctypes.c_void_p]),
+        "kfuse_plan_step_phases": (status, [
+            plan_p, ctypes.c_int, ctypes.c_void_p]),
+        "kfuse_plan_rebind": (status, [
+            plan_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
+            ctypes.c_void_p]),
         "kfuse_plan_matches": (ctypes.c_int, [
             plan_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
             ctypes.c_size_t]),
@@ -160,3 +165,62 @@ def check(status):
         message.decode("utf-8", "replace") if message else "unknown error",
         STATUS_NAMES.get(status, str(status)),
     )
+
+
+# Norms (the kfuse_norm_* functions of runtime/kfuse.h): declared on first
+# use, so that a library from before norms still serves updates.
+NORM_ROLE_NAMES = {3: "hyper", 5: "input", 6: "output"}
+SHAPE_NAMES = {0: "full", 1: "row", 2: "col", 3: "scalar"}
+
+
+class NormArgDescStruct(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("role", ctypes.c_int32),
+        ("shape", ctypes.c_int32),
+        ("has_default", ctypes.c_int32),
+        ("default_value", ctypes.c_double),
+    ]
+
+
+def norm_lib():
+    """lib() with the kfuse_norm_* prototypes declared."""
+    handle = lib()
+    if getattr(handle, "kfuse_norm_declared", False):
+        return handle
+    status = ctypes.c_int
+    norm_p = ctypes.c_void_p
+    signatures = {
+        "kfuse_norm_create": (status, [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(norm_p)]),
+        "kfuse_norm_create_from_file": (status, [
+            ctypes.c_char_p, ctypes.POINTER(norm_p)]),
+        "kfuse_norm_destroy": (None, [norm_p]),
+        "kfuse_norm_num_args": (ctypes.c_size_t, [norm_p]),
+        "kfuse_norm_arg_info": (status, [
+            norm_p, ctypes.c_size_t, ctypes.POINTER(NormArgDescStruct)]),
+        "kfuse_norm_num_launches": (ctypes.c_size_t, [norm_p]),
+        "kfuse_norm_launch": (status, [
+            norm_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
+            ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]),
+        "kfuse_norm_bytes": (status, [
+            norm_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+            ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        try:
+            function = getattr(handle, name)
+        except AttributeError:
+            raise KfuseError(
+                f"{handle._name} has no norm support (it lacks {name}); "
+                "rebuild libkfuse", "INTERNAL") from None
+        function.restype = restype
+        function.argtypes = argtypes
+    handle.kfuse_norm_declared = True
+    return handle
+
+
+def check_norm(status):
+    """check() for kfuse_norm_* calls (declares them first)."""
+    norm_lib()
+    check(status)

@@ -19,6 +19,12 @@ using namespace mlir;
 
 namespace kfuse {
 
+/// When `text` holds a norm function and no update, runs the norm check
+/// (CheckNorm.cpp) and returns the exit status; nothing otherwise.
+std::optional<int> runNormCheckIfNorm(const CommonOptions &options,
+                                      StringRef text, double tolerance,
+                                      uint64_t seed);
+
 namespace {
 struct DeviceCheck {
   bool ran = false;
@@ -107,6 +113,9 @@ int runCheck(const CommonOptions &options, int64_t numel, int steps,
   Expected<std::string> text = readInput(options);
   if (!text)
     return reportError(text.takeError());
+  if (std::optional<int> status =
+          runNormCheckIfNorm(options, *text, tolerance, seed))
+    return *status;
   CheckOptions checkOptions;
   checkOptions.numel = numel;
   checkOptions.steps = steps;

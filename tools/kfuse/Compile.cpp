@@ -3,6 +3,7 @@
 #include "tools/kfuse/Commands.h"
 
 #include "codegen/CudaEmitter.h"
+#include "codegen/NormPipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Nvrtc.h"
@@ -157,6 +158,142 @@ int runCompile(const CommonOptions &options, const std::string &emit,
     // The statistics go to stdout as its last line, whatever -o names.
     out.os().flush();
     outs() << json::Value(makeStats(*plan, nvrtc, resolvedArch, totalMs))
+           << "\n";
+  }
+  out.keep();
+  return 0;
+}
+
+/// The one JSON line of `--stats` for a norm.
+static json::Object makeNormStats(const NormPlan &plan,
+                                  const NvrtcResult &nvrtc, StringRef arch,
+                                  double totalMs) {
+  json::Array kernels;
+  for (const std::string &name : {plan.rowKernel, plan.finishKernel}) {
+    if (name.empty())
+      continue;
+    json::Object entry{{"name", name}};
+    for (const KernelResources &resources : nvrtc.resources)
+      if (resources.name == name) {
+        entry["registers"] = resources.registers;
+        entry["spills"] = resources.spillStoreBytes + resources.spillLoadBytes;
+        entry["stack_bytes"] = resources.stackBytes;
+      }
+    kernels.push_back(std::move(entry));
+  }
+  return json::Object{
+      {"norm", plan.normName},
+      {"arch", arch},
+      {"cols", plan.cols},
+      {"kernels", static_cast<int64_t>(kernels.size())},
+      {"vector_width", plan.vectorWidth},
+      {"block_size", plan.blockSize},
+      {"rows_per_block", plan.rowsPerBlock},
+      {"threads_per_row", plan.threadsPerRow},
+      {"items_per_thread", plan.itemsPerThread},
+      {"row_in_registers", plan.rowInRegisters},
+      {"shared_bytes", plan.sharedBytes},
+      {"column_outputs", static_cast<int64_t>(plan.columnOutputs.size())},
+      {"max_grid_blocks", plan.maxGridBlocks},
+      // What one more row moves: its full and row tensors.
+      {"bytes_per_row",
+       static_cast<int64_t>(plan.minimumBytes(2) - plan.minimumBytes(1))},
+      {"per_kernel", std::move(kernels)},
+      {"nvrtc_ms", nvrtc.compileMs},
+      {"total_ms", totalMs}};
+}
+
+int runCompileNorm(const CommonOptions &options, int64_t cols,
+                   const std::string &inputDType,
+                   const std::string &weightDType, const std::string &emit,
+                   const std::string &output, bool stats) {
+  auto start = std::chrono::steady_clock::now();
+  if (emit != "mlir" && emit != "ir" && emit != "cuda" && emit != "ptx" &&
+      emit != "cubin")
+    return reportError(createStringError(
+        "unknown --emit=" + emit + "; expected ir, mlir, cuda, ptx or cubin"));
+  if (cols <= 0)
+    return reportError(createStringError(
+        "--cols N (the row length, > 0) is required to compile a norm"));
+  auto parse = [](StringRef option, StringRef value) -> Expected<DType> {
+    if (std::optional<DType> dtype = parseDType(value.str());
+        dtype && *dtype != DType::pred)
+      return *dtype;
+    return createStringError("unknown dtype '" + value + "' for --" + option +
+                             "; expected f32, bf16 or f16");
+  };
+  Expected<DType> fullDType = parse("input-dtype", inputDType);
+  if (!fullDType)
+    return reportError(fullDType.takeError());
+  Expected<DType> colDType =
+      parse("weight-dtype", weightDType.empty() ? inputDType : weightDType);
+  if (!colDType)
+    return reportError(colDType.takeError());
+  Expected<std::string> text = readInput(options);
+  if (!text)
+    return reportError(text.takeError());
+
+  std::unique_ptr<MLIRContext> context = createContext();
+  auto module = parseNorm(*context, *text, options.input);
+  if (!module)
+    return reportError(module.takeError());
+  // Full tensors take the input dtype, per-column ones the weight dtype,
+  // per-row statistics stay f32.
+  NormSpecialization spec;
+  spec.cols = cols;
+  spec.alignment = options.spec.alignment;
+  for (Type type : findNorm(**module).getArgumentTypes()) {
+    NormShape shape = getNormShape(type);
+    spec.dtypes.push_back(shape == NormShape::full  ? *fullDType
+                          : shape == NormShape::col ? *colDType
+                                                    : DType::f32);
+  }
+  NormEmitOptions emitOptions = getNormEmitOptions(**module, spec);
+  if (Error error = runNormPipeline(**module, spec))
+    return reportError(std::move(error));
+
+  std::error_code ec;
+  ToolOutputFile out(output, ec,
+                     emit == "cubin" ? sys::fs::OF_None : sys::fs::OF_Text);
+  if (ec)
+    return reportError(
+        createStringError("cannot open '" + output + "': " + ec.message()));
+  bool emitIR = emit == "mlir" || emit == "ir";
+  if (emitIR && !stats) {
+    (*module)->print(out.os());
+    out.keep();
+    return 0;
+  }
+  Expected<NormPlan> plan = emitNormPlan(**module, emitOptions);
+  if (!plan)
+    return reportError(plan.takeError());
+  if (emitIR)
+    (*module)->print(out.os());
+  else if (emit == "cuda")
+    out.os() << plan->source;
+
+  NvrtcResult nvrtc;
+  std::string resolvedArch = resolveArch(options.arch);
+  if (emit == "ptx" || emit == "cubin" || stats) {
+    NvrtcOptions nvrtcOptions;
+    nvrtcOptions.arch = resolvedArch;
+    nvrtcOptions.ptxOnly = emit == "ptx" && !stats;
+    Expected<NvrtcResult> compiled =
+        compileWithNvrtc(plan->source, plan->normName + ".cu", nvrtcOptions);
+    if (!compiled)
+      return reportError(compiled.takeError());
+    nvrtc = std::move(*compiled);
+    if (emit == "ptx")
+      out.os() << nvrtc.ptx;
+    else if (emit == "cubin")
+      out.os() << nvrtc.cubin;
+  }
+  if (stats) {
+    double totalMs = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    out.os().flush();
+    outs() << json::Value(makeNormStats(*plan, nvrtc, resolvedArch, totalMs))
            << "\n";
   }
   out.keep();

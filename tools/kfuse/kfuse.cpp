@@ -3,12 +3,15 @@
 //   kfuse compile FILE [--param-dtype= --grad-dtype= --state-dtype=]
 //                 [--arch=sm_90] [--emit=mlir|cuda|ptx|cubin] [-o OUT]
 //                 [--no-fusion] [--stats]
+//   kfuse compile NORM --cols=N [--input-dtype= --weight-dtype=] [...]
 //   kfuse check FILE   interpreter (and GPU, where present) vs float64
 //   kfuse bench FILE   time the kernels on the GPU
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/kfuse/Commands.h"
+
+#include "codegen/NormPipeline.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -92,6 +95,19 @@ static cl::opt<bool>
     stats("stats", cl::desc("print one JSON line of kernel statistics, last"),
           cl::sub(compileCommand), cl::cat(category));
 
+static cl::opt<int64_t>
+    normCols("cols", cl::desc("row length of a norm (required for norms)"),
+             cl::init(-1), cl::sub(compileCommand), cl::cat(category));
+static cl::opt<std::string>
+    inputDType("input-dtype",
+               cl::desc("storage dtype of a norm's full-shape tensors"),
+               cl::init("f32"), cl::sub(compileCommand), cl::cat(category));
+static cl::opt<std::string> weightDType(
+    "weight-dtype",
+    cl::desc("storage dtype of a norm's per-column tensors (default: the "
+             "input dtype); per-row tensors are f32"),
+    cl::init(""), cl::sub(compileCommand), cl::cat(category));
+
 static cl::opt<int64_t> checkNumel("numel", cl::desc("elements per tensor"),
                                    cl::init(4099), cl::sub(checkCommand),
                                    cl::cat(category));
@@ -156,6 +172,30 @@ static Expected<CommonOptions> collectCommonOptions() {
   return options;
 }
 
+namespace kfuse {
+// Defined in Compile.cpp (declared here rather than in Commands.h, which
+// belongs to the update commands).
+int runCompileNorm(const CommonOptions &options, int64_t cols,
+                   const std::string &inputDType,
+                   const std::string &weightDType, const std::string &emit,
+                   const std::string &output, bool stats);
+} // namespace kfuse
+
+/// Whether `kfuse compile` is given a norm: `--cols` says so, else the file
+/// holds a `kfuse.norm` function (stdin is read once, by the update path).
+static bool isNormInput(const CommonOptions &options) {
+  if (normCols.getNumOccurrences() > 0)
+    return true;
+  if (options.input == "-")
+    return false;
+  Expected<std::string> text = readInput(options);
+  if (!text) {
+    consumeError(text.takeError());
+    return false;
+  }
+  return isNormSource(*text);
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -164,6 +204,9 @@ int main(int argc, char **argv) {
   Expected<CommonOptions> options = collectCommonOptions();
   if (!options)
     return reportError(options.takeError());
+  if (compileCommand && isNormInput(*options))
+    return runCompileNorm(*options, normCols, inputDType, weightDType, emit,
+                          output, stats);
   if (compileCommand) {
     options->spec.numel = compileNumel;
     return runCompile(*options, emit, output, stats);

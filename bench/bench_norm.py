@@ -1,0 +1,418 @@
+"""LayerNorm and RMSNorm: kfuse against PyTorch eager and torch.compile.
+
+Runs on the GPU machine:
+    KFUSE_LIBRARY=build/lib/libkfuse.so python3 bench/bench_norm.py --out DIR
+Cases `{layernorm,rmsnorm}.{f32,bf16}.{fwd,fwdbwd}.{65536x1024,32768x4096,
+16384x12288}`, impls `kfuse`, `torch` (F.layer_norm / F.rms_norm; fwdbwd is
+the forward and the backward through autograd with a given dy) and
+`torch_compile` (the same function compiled with dynamic=False; compile time
+excluded from the timing, reported as compile_s). Weights have the input's
+dtype (bf16 weights for bf16 inputs) in every impl, so that all run the same
+problem. kfuse's fwdbwd is its forward kernel, then its backward kernels.
+
+GB/s counts the fewest bytes a norm must move: fwd = 2 x rows*cols*elemsize
+(x read, y written), fwdbwd = 5 x (and y, dy read, x read again, dx
+written); the row statistics and weights are left out. pct_of_copy is
+against a device-to-device copy measured in the same run. ms is the median
+of CUDA-event timings after warm-up, of `inner` back-to-back calls divided
+by `inner` (so that host overhead below the GPU time does not count).
+
+Before timing, kfuse's outputs are checked against torch's (a case whose
+outputs differ fails instead of being timed). Eager cases run first; the
+torch.compile cases then run until --budget-s has passed, the rest marked
+skipped. DIR/bench_norm.json is rewritten after every case.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import pathlib
+import sys
+import time
+import traceback
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import kfuse  # noqa: E402
+from _measure import free, time_ms  # noqa: E402
+from _measure import commit as _commit  # noqa: E402
+
+GB = 1e9
+SHAPES = [(65536, 1024), (32768, 4096), (16384, 12288)]
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+LN_EPS = 1e-5
+RMS_EPS = 1e-6
+# Relative L2 difference allowed between kfuse's and torch's outputs: both
+# round to the storage dtype.
+GATE = {"f32": 1e-4, "bf16": 2e-2}
+
+
+def rel_l2(out, ref):
+    out, ref = out.double(), ref.double()
+    den = ref.norm().item()
+    num = (out - ref).norm().item()
+    return num / den if den > 0 else num
+
+
+class Report:
+    def __init__(self, path):
+        self.path = path
+        props = torch.cuda.get_device_properties(0)
+        self.data = {
+            "device": f"{props.name} ({props.multi_processor_count} SMs, "
+                      f"{props.total_memory / 2**30:.0f} GiB)",
+            "commit": _commit(REPO),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "torch": torch.__version__, "kfuse_arch": None,
+            "copy_GBps": None, "results": [], "skipped": [], "errors": []}
+        try:
+            self.data["kfuse_arch"] = kfuse.device_arch()
+        except Exception as error:  # noqa: BLE001 - recorded; cases fail too
+            self.data["errors"].append({"case": "device_arch",
+                                        "error": repr(error)})
+
+    def write(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            json.dump(self.data, f, indent=1)
+        tmp.replace(self.path)
+
+    def row(self, case, impl, timing, min_bytes, **extra):
+        gbps = min_bytes / (timing["ms"] * 1e-3) / GB
+        copy = self.data["copy_GBps"]
+        entry = {"case": case, "impl": impl, "ms": timing["ms"],
+                 "GBps": gbps,
+                 "pct_of_copy": 100.0 * gbps / copy if copy else None,
+                 "min_bytes": min_bytes, "min_ms": timing["min_ms"],
+                 "max_ms": timing["max_ms"], "repeats": timing["repeats"]}
+        entry.update(extra)
+        self.data["results"].append(entry)
+        print(f"{case:34s} {impl:14s} {timing['ms']:8.3f} ms "
+              f"{gbps:7.0f} GB/s {entry['pct_of_copy'] or 0:5.1f}% of copy "
+              + " ".join(f"{k}={v}" for k, v in extra.items()
+                         if not isinstance(v, (dict, list))), flush=True)
+
+    def guarded(self, name, fn):
+        print(f"--- {name}", flush=True)
+        begin = time.perf_counter()
+        try:
+            fn()
+        except Exception as error:  # noqa: BLE001 - record and go on
+            traceback.print_exc()
+            self.data["errors"].append({"case": name, "error": repr(error)})
+            print(f"{name} FAILED: {error}", flush=True)
+        finally:
+            try:
+                free()
+            except Exception:  # noqa: BLE001 - a broken context stays broken
+                pass
+            print(f"    ({time.perf_counter() - begin:.1f} s)", flush=True)
+            self.write()
+
+
+def copy_bandwidth(report, warmup, repeats):
+    n = 1 << 28
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    timing = time_ms(lambda: dst.copy_(src), warmup, repeats)
+    report.data["copy_GBps"] = 8 * n / (timing["ms"] * 1e-3) / GB
+    report.data["copy"] = dict(timing, numel=n, dtype="float32")
+    print(f"copy: {report.data['copy_GBps']:.0f} GB/s (2^28 f32)", flush=True)
+
+
+def timed(fn, warmup, repeats, inner):
+    """time_ms of `inner` back-to-back calls, per call."""
+    def many():
+        for _ in range(inner):
+            fn()
+    timing = time_ms(many, warmup, repeats)
+    for key in ("ms", "min_ms", "max_ms"):
+        timing[key] /= inner
+    timing["inner"] = inner
+    return timing
+
+
+class Case:
+    """One (kind, dtype, mode, shape) with its inputs, random, never zeros."""
+
+    def __init__(self, kind, dname, mode, rows, cols):
+        self.kind, self.dname, self.mode = kind, dname, mode
+        self.rows, self.cols = rows, cols
+        self.dtype = DTYPES[dname]
+        self.name = f"{kind}.{dname}.{mode}.{rows}x{cols}"
+        gen = torch.Generator(device="cuda").manual_seed(rows + cols)
+
+        def rand(shape, scale=1.0, shift=0.0):
+            t = torch.empty(shape, device="cuda", dtype=torch.float32)
+            t.normal_(generator=gen)
+            return (t * scale + shift).to(self.dtype)
+
+        self.x = rand((rows, cols), 2.0, 0.5)
+        self.w = rand(cols, 0.1, 1.0)
+        self.b = rand(cols, 0.1) if kind == "layernorm" else None
+        self.dy = rand((rows, cols)) if mode == "fwdbwd" else None
+        elem = self.x.element_size()
+        self.min_bytes = (2 if mode == "fwd" else 5) * rows * cols * elem
+
+    # The torch function both eager and compiled run.
+    def torch_fn(self):
+        cols = self.cols
+        if self.kind == "layernorm":
+            def fn(x, w, b):
+                return F.layer_norm(x, (cols,), w, b, LN_EPS)
+        else:
+            def fn(x, w, b):
+                return F.rms_norm(x, (cols,), w, RMS_EPS)
+        return fn
+
+    def torch_call(self, fn):
+        """A no-argument call of `fn` doing this case's work: returns the
+        outputs (y; or dx, dweight[, dbias])."""
+        x, w, b, dy = self.x, self.w, self.b, self.dy
+        if self.mode == "fwd":
+            def call():
+                with torch.no_grad():
+                    return (fn(x, w, b),)
+            return call
+        xr = x.detach().requires_grad_()
+        wr = w.detach().requires_grad_()
+        br = b.detach().requires_grad_() if b is not None else None
+        leaves = (xr, wr) + ((br,) if br is not None else ())
+
+        def call():
+            y = fn(xr, wr, br)
+            return torch.autograd.grad(y, leaves, dy)
+        return call
+
+    def kfuse_call(self):
+        x, w, b, dy = self.x, self.w, self.b, self.dy
+        if self.kind == "layernorm":
+            if self.mode == "fwd":
+                return lambda: (kfuse.layer_norm_fwd(x, w, b, LN_EPS)[0],)
+
+            def call():
+                _, mean, rstd = kfuse.layer_norm_fwd(x, w, b, LN_EPS)
+                return kfuse.layer_norm_bwd(dy, x, mean, rstd, w)
+            return call
+        if self.mode == "fwd":
+            return lambda: (kfuse.rms_norm_fwd(x, w, RMS_EPS)[0],)
+
+        def call():
+            _, rstd = kfuse.rms_norm_fwd(x, w, RMS_EPS)
+            return kfuse.rms_norm_bwd(dy, x, rstd, w)
+        return call
+
+    def kfuse_launches(self):
+        fwd = "layernorm_fwd" if self.kind == "layernorm" else "rmsnorm_fwd"
+        bwd = "layernorm_bwd" if self.kind == "layernorm" else "rmsnorm_bwd"
+        launches = kfuse.library_norm(fwd).launches
+        if self.mode == "fwdbwd":
+            launches += kfuse.library_norm(bwd).launches
+        return launches
+
+
+def inner_for(case):
+    # About 2 ms of GPU work per timed region at ~4 TB/s.
+    seconds = case.min_bytes / 4e12
+    return max(1, min(20, math.ceil(2e-3 / max(seconds, 1e-6))))
+
+
+def run_eager(report, case, warmup, repeats):
+    inner = inner_for(case)
+    torch_call = case.torch_call(case.torch_fn())
+    kfuse_call = case.kfuse_call()
+    # Correctness gate: kfuse against torch before timing anything.
+    want = torch_call()
+    got = kfuse_call()
+    torch.cuda.synchronize()
+    names = ["y"] if case.mode == "fwd" else ["dx", "dweight", "dbias"]
+    gate = {}
+    for name, g, w in zip(names, got, want):
+        error = rel_l2(g, w)
+        gate[name] = float(f"{error:.3e}")
+        if not error <= GATE[case.dname]:
+            raise AssertionError(f"{case.name}: kfuse {name} differs from "
+                                 f"torch by {error:.3e} (relative L2) > "
+                                 f"{GATE[case.dname]:.0e}")
+    del want, got
+    weights = case.dname
+    timing = timed(kfuse_call, warmup, repeats, inner)
+    report.row(case.name, "kfuse", timing, case.min_bytes,
+               launches=case.kfuse_launches(), weights=weights,
+               inner=inner, rows=case.rows, cols=case.cols,
+               gate_rel_l2_vs_torch=gate)
+    timing = timed(torch_call, warmup, repeats, inner)
+    report.row(case.name, "torch", timing, case.min_bytes, weights=weights,
+               inner=inner, rows=case.rows, cols=case.cols)
+
+
+def run_compiled(report, case, warmup, repeats, compiled):
+    inner = inner_for(case)
+    key = (case.kind, case.dname, case.rows, case.cols)
+    if key not in compiled:
+        compiled[key] = torch.compile(case.torch_fn(), dynamic=False)
+    call = case.torch_call(compiled[key])
+    begin = time.perf_counter()
+    call()
+    torch.cuda.synchronize()
+    compile_s = time.perf_counter() - begin
+    timing = timed(call, warmup, repeats, inner)
+    report.row(case.name, "torch_compile", timing, case.min_bytes,
+               weights=case.dname, inner=inner, rows=case.rows,
+               cols=case.cols, compile_s=round(compile_s, 2))
+
+
+def blocks_per_sm_sweep(report, warmup, repeats):
+    """The backward alone over KFUSE_NORM_BLOCKS_PER_SM (the cap on the grid
+    of kernels with column sums; by default the blocks an SM holds at once):
+    more blocks per SM hide more latency, fewer keep the partials small."""
+    saved = os.environ.get("KFUSE_NORM_BLOCKS_PER_SM")
+    bwd = kfuse.library_norm("layernorm_bwd")
+    try:
+        for dname, (rows, cols) in (("bf16", (16384, 12288)),
+                                    ("f32", (65536, 1024))):
+            case = Case("layernorm", dname, "fwdbwd", rows, cols)
+            _, mean, rstd = kfuse.layer_norm_fwd(case.x, case.w, case.b)
+            dx = torch.empty_like(case.x)
+            dw, db = torch.empty_like(case.w), torch.empty_like(case.w)
+            min_bytes = 3 * rows * cols * case.x.element_size()
+
+            def call():
+                bwd(dy=case.dy, x=case.x, mean=mean, rstd=rstd,
+                    weight=case.w, dx=dx, dweight=dw, dbias=db)
+
+            for blocks in (0, 1, 2, 4, 8, 16):
+                # 0: unset, the runtime's default (one full wave).
+                if blocks:
+                    os.environ["KFUSE_NORM_BLOCKS_PER_SM"] = str(blocks)
+                else:
+                    os.environ.pop("KFUSE_NORM_BLOCKS_PER_SM", None)
+                timing = timed(call, warmup, repeats, 5)
+                report.row(f"layernorm.{dname}.bwd.{rows}x{cols}",
+                           f"kfuse_bpsm{blocks or 'default'}", timing,
+                           min_bytes,
+                           launches=bwd.launches, blocks_per_sm=blocks,
+                           weights=dname, inner=5,
+                           kfuse_bytes=bwd.bytes(rows, cols, {
+                               n: case.dtype for n in
+                               ("dy", "x", "weight", "dx", "dweight",
+                                "dbias")}))
+            del case
+    finally:
+        if saved is None:
+            os.environ.pop("KFUSE_NORM_BLOCKS_PER_SM", None)
+        else:
+            os.environ["KFUSE_NORM_BLOCKS_PER_SM"] = saved
+
+
+def host_overhead(report):
+    """Host time of one kfuse.layer_norm_fwd call on a tiny input (the
+    Python argument checks and the launch), against F.layer_norm."""
+    x = torch.randn(64, 1024, device="cuda")
+    w, b = torch.ones(1024, device="cuda"), torch.zeros(1024, device="cuda")
+    result = {}
+    for impl, fn in (("kfuse", lambda: kfuse.layer_norm_fwd(x, w, b)),
+                     ("torch", lambda: F.layer_norm(x, (1024,), w, b))):
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+        calls = 500
+        begin = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        result[impl] = (time.perf_counter() - begin) * 1e6 / calls
+    report.data["host_us_per_call_64x1024_fwd"] = result
+    print("host us per call (64x1024 fwd):", json.dumps(result), flush=True)
+
+
+def cases(only):
+    for kind in ("layernorm", "rmsnorm"):
+        for dname in ("f32", "bf16"):
+            for mode in ("fwd", "fwdbwd"):
+                for rows, cols in SHAPES:
+                    name = f"{kind}.{dname}.{mode}.{rows}x{cols}"
+                    if not only or only in name:
+                        yield kind, dname, mode, rows, cols
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--budget-s", type=float, default=200.0,
+                        help="start no torch.compile case after this")
+    parser.add_argument("--only", help="run only cases containing this")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="skip the torch.compile impl")
+    options = parser.parse_args()
+    start = time.perf_counter()
+    w, r = options.warmup, options.repeats
+    report = Report(pathlib.Path(options.out) / "bench_norm.json")
+    report.data.update({"warmup": w, "repeats": r,
+                        "gate_rel_l2": GATE,
+                        "bytes": "fwd 2, fwdbwd 5 x rows*cols*elemsize"})
+    report.write()
+    if not hasattr(F, "rms_norm") and any(
+            spec[0] == "rmsnorm" for spec in cases(options.only)):
+        report.data["errors"].append({"case": "rmsnorm",
+                                      "error": "torch has no F.rms_norm"})
+
+    report.guarded("copy", lambda: copy_bandwidth(report, w, r))
+    report.guarded("host overhead", lambda: host_overhead(report))
+    for spec in cases(options.only):
+        def run(spec=spec):
+            run_eager(report, Case(*spec), w, r)
+        report.guarded(f"{'.'.join(map(str, spec[:3]))} {spec[3]}x{spec[4]}",
+                       run)
+    if not options.only or "bpsm" in options.only:
+        report.guarded("blocks per SM", lambda: blocks_per_sm_sweep(
+            report, w, r))
+
+    if not options.no_compile:
+        import torch._dynamo
+
+        # One compile per (kind, dtype, shape) and mode: more than the
+        # default recompile limit of one function, past which dynamo
+        # silently runs eager.
+        for name in ("cache_size_limit", "recompile_limit"):
+            if hasattr(torch._dynamo.config, name):
+                setattr(torch._dynamo.config, name, 64)
+        compiled = {}
+        for spec in cases(options.only):
+            name = f"{spec[0]}.{spec[1]}.{spec[2]}.{spec[3]}x{spec[4]}"
+            if time.perf_counter() - start > options.budget_s:
+                report.data["skipped"].append(
+                    {"case": name, "impl": "torch_compile",
+                     "why": f"time budget of {options.budget_s:.0f} s spent"})
+                continue
+
+            def run(spec=spec):
+                run_compiled(report, Case(*spec), w, r, compiled)
+            report.guarded(f"{name} torch_compile", run)
+
+    report.data["wall_s"] = round(time.perf_counter() - start, 1)
+    print(f"\n{'case':34s} {'impl':14s} {'ms':>8s} {'GB/s':>7s} "
+          f"{'%copy':>6s} {'launches':>8s}")
+    for e in report.data["results"]:
+        print(f"{e['case']:34s} {e['impl']:14s} {e['ms']:8.3f} "
+              f"{e['GBps']:7.0f} {e['pct_of_copy'] or 0:6.1f} "
+              f"{e.get('launches') or '':>8}")
+    for e in report.data["skipped"]:
+        print(f"SKIPPED {e['case']} {e['impl']}: {e['why']}")
+    for e in report.data["errors"]:
+        print(f"ERROR {e['case']}: {e['error']}")
+    report.write()
+    return 1 if report.data["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

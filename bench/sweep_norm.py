@@ -1,0 +1,127 @@
+"""Sweeps the norm code generator's layout knobs on the GPU.
+
+    KFUSE_LIBRARY=build/lib/libkfuse.so python3 bench/sweep_norm.py --out DIR
+
+For each library norm (forward and backward alone), dtype and bench shape,
+times kfuse's kernels under KFUSE_NORM_MIN_THREADS_PER_SM (threads kept
+resident per SM: the register cap) x KFUSE_NORM_MAX_ELEMENTS (elements of a
+tensor a thread holds) x KFUSE_NORM_BLOCK_SIZE (threads a block aims for). Writes DIR/sweep_norm.jsonl, one row per setting.
+GB/s counts the minimum bytes: fwd 2 x (x, y), bwd 3 x (dy, x, dx).
+"""
+
+import argparse
+import itertools
+import json
+import os
+import pathlib
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "bench"))
+
+import torch  # noqa: E402
+
+import kfuse  # noqa: E402
+from _measure import time_ms  # noqa: E402
+
+SHAPES = [(65536, 1024), (32768, 4096), (16384, 12288)]
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+MIN_THREADS = [512, 1024, 2048]
+MAX_ELEMENTS = [8, 16, 32]
+BLOCK_SIZES = [256, 512]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--repeats", type=int, default=15)
+    options = parser.parse_args()
+    path = pathlib.Path(options.out) / "sweep_norm.jsonl"
+    out = open(path, "w")
+    src = torch.randn(1 << 28, device="cuda")
+    dst = torch.empty_like(src)
+    copy = 8 * (1 << 28) / (time_ms(lambda: dst.copy_(src), 3, 20)["ms"]
+                            * 1e-3) / 1e9
+    print(f"copy {copy:.0f} GB/s", flush=True)
+    commit = os.environ.get("KFUSE_COMMIT", "unknown")
+    for kind, dname, (rows, cols) in itertools.product(
+            ("layernorm", "rmsnorm"), DTYPES, SHAPES):
+        dtype = DTYPES[dname]
+        x = (torch.randn(rows, cols, device="cuda") * 2 + 0.5).to(dtype)
+        w = (torch.randn(cols, device="cuda") * 0.1 + 1).to(dtype)
+        b = (torch.randn(cols, device="cuda") * 0.1).to(dtype)
+        dy = torch.randn(rows, cols, device="cuda").to(dtype)
+        # The library norms called directly on preallocated outputs: the
+        # loop times kernels, not allocations.
+        y, dx = torch.empty_like(x), torch.empty_like(x)
+        dw, db = torch.empty_like(w), torch.empty_like(w)
+        mean = torch.empty(rows, device="cuda")
+        rstd = torch.empty(rows, device="cuda")
+        if kind == "layernorm":
+            fwd_norm = kfuse.library_norm("layernorm_fwd")
+            bwd_norm = kfuse.library_norm("layernorm_bwd")
+
+            def fwd():
+                fwd_norm(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd)
+                return (y,)
+
+            def bwd():
+                bwd_norm(dy=dy, x=x, mean=mean, rstd=rstd, weight=w, dx=dx,
+                         dweight=dw, dbias=db)
+                return (dx, dw)
+        else:
+            fwd_norm = kfuse.library_norm("rmsnorm_fwd")
+            bwd_norm = kfuse.library_norm("rmsnorm_bwd")
+
+            def fwd():
+                fwd_norm(x=x, weight=w, y=y, rstd=rstd)
+                return (y,)
+
+            def bwd():
+                bwd_norm(dy=dy, x=x, rstd=rstd, weight=w, dx=dx, dweight=dw)
+                return (dx, dw)
+        fwd()
+        reference = {"fwd": None, "bwd": None}
+        for mode, fn, passes in (("fwd", fwd, 2), ("bwd", bwd, 3)):
+            for threads, elements, block in itertools.product(
+                    MIN_THREADS, MAX_ELEMENTS, BLOCK_SIZES):
+                os.environ["KFUSE_NORM_MIN_THREADS_PER_SM"] = str(threads)
+                os.environ["KFUSE_NORM_MAX_ELEMENTS"] = str(elements)
+                os.environ["KFUSE_NORM_BLOCK_SIZE"] = str(block)
+                row = {"case": f"{kind}.{dname}.{mode}.{rows}x{cols}",
+                       "min_threads_per_sm": threads,
+                       "max_elements": elements, "block_size": block,
+                       "commit": commit}
+                try:
+                    result = fn()
+                    torch.cuda.synchronize()
+                    first = result[0].float().clone()
+                    if reference[mode] is None:
+                        reference[mode] = first
+                    row["max_abs_diff_vs_first"] = float(
+                        (first - reference[mode]).abs().max())
+                    # Ten back-to-back calls a timing: the host's Python
+                    # overhead stays hidden behind the kernels.
+                    def many(fn=fn):
+                        for _ in range(10):
+                            fn()
+                    timing = time_ms(many, 2, options.repeats)
+                    timing["ms"] /= 10
+                    gbps = passes * rows * cols * x.element_size() / (
+                        timing["ms"] * 1e-3) / 1e9
+                    row.update(ms=timing["ms"], GBps=gbps,
+                               pct_of_copy=100 * gbps / copy)
+                except Exception as error:  # noqa: BLE001
+                    row["error"] = repr(error)
+                print(json.dumps(row), flush=True)
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+        del x, dy, y, dx
+    os.environ.pop("KFUSE_NORM_MIN_THREADS_PER_SM", None)
+    os.environ.pop("KFUSE_NORM_MAX_ELEMENTS", None)
+    os.environ.pop("KFUSE_NORM_BLOCK_SIZE", None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,804 @@
+"""GPU tests of kfuse.torch.optim against torch.optim (plain script).
+
+Run on a machine with a CUDA GPU and PyTorch:
+    KFUSE_LIBRARY=build/lib/libkfuse.so python3 bench/test_gpu_optim.py \
+        [--json OUT] [-k NAME]
+Prints one line per test and "N passed, M failed"; exits 1 on any failure,
+0 with a SKIP line when PyTorch or a CUDA device is missing.
+
+Most tests train a small MLP with real backward passes and hand each step's
+grads, cloned, to a twin parameter list stepped by torch.optim (fused=True
+where torch has it): both optimizers see the same grads, so the comparison
+measures the optimizers alone.
+"""
+
+import argparse
+import copy
+import json
+import math
+import pathlib
+import sys
+import traceback
+import warnings
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+try:
+    import torch
+except ImportError:
+    print("SKIP bench/test_gpu_optim.py: PyTorch is not installed")
+    sys.exit(0)
+if not torch.cuda.is_available():
+    print("SKIP bench/test_gpu_optim.py: no CUDA device")
+    sys.exit(0)
+
+import kfuse  # noqa: E402
+import kfuse.torch  # noqa: E402
+from kfuse.torch import optim as kopt  # noqa: E402
+
+OPTIM = REPO / "library" / "optim"
+STEPS = 100
+TOLERANCE = 1e-6  # params, rel L2, f32
+
+# GradScaler warns once that it will stop passing itself to step().
+warnings.filterwarnings("ignore", message="GradScaler is going to stop",
+                        category=FutureWarning)
+
+TESTS = []
+RESULTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+# -- helpers ------------------------------------------------------------------
+
+def mlp(seed, dtype=torch.float32, sizes=(64, 128, 128, 10)):
+    torch.manual_seed(seed)
+    layers = []
+    for index, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        layers.append(torch.nn.Linear(a, b))
+        if index < len(sizes) - 2:
+            layers.append(torch.nn.GELU())
+    return torch.nn.Sequential(*layers).to(device="cuda", dtype=dtype)
+
+
+def batches(steps, seed, dtype=torch.float32, batch=32):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    return [(torch.randn(batch, 64, device="cuda", generator=gen).to(dtype),
+             torch.randn(batch, 10, device="cuda", generator=gen).to(dtype))
+            for _ in range(steps)]
+
+
+def backward(model, batch, extra=None, scaler=None, autocast=None):
+    x, y = batch
+    if autocast is not None:
+        with torch.autocast("cuda", dtype=autocast):
+            out = model(x)
+    else:
+        out = model(x)
+    if extra is not None:
+        out = out + extra
+    loss = torch.nn.functional.mse_loss(out.float(), y.float())
+    (scaler.scale(loss) if scaler is not None else loss).backward()
+    return loss
+
+
+def twin(params):
+    return [torch.nn.Parameter(p.detach().clone()) for p in params]
+
+
+def copy_grads(params, ref):
+    for p, r in zip(params, ref):
+        r.grad = None if p.grad is None else p.grad.detach().clone()
+
+
+def rel_l2(out, ref):
+    num = sum(((a.detach().double() - b.detach().double()) ** 2).sum()
+              for a, b in zip(out, ref))
+    den = sum((b.detach().double() ** 2).sum() for b in ref)
+    return math.sqrt(float(num) / max(float(den), 1e-300))
+
+
+def check_close(what, out, ref, tolerance=TOLERANCE):
+    assert all(torch.isfinite(t.float()).all() for t in out), \
+        f"{what}: non-finite values"
+    error = rel_l2(out, ref)
+    assert error <= tolerance, \
+        f"{what}: relative L2 error {error:.3e} > {tolerance:.0e}"
+    return error
+
+
+def torch_peer(cls, params, **kwargs):
+    """torch's optimizer, fused where it has a fused form."""
+    try:
+        return cls(params, fused=True, **kwargs)
+    except (TypeError, RuntimeError, ValueError):
+        return cls(params, foreach=True, **kwargs)
+
+
+def states_of(opt, params, key):
+    return [opt.state[p][key] for p in params if key in opt.state[p]]
+
+
+def run_twins(make_kfuse, make_torch, steps=STEPS, seed=0, schedulers=None,
+              model=None):
+    """Trains `model` with the kfuse optimizer and a twin parameter list
+    with torch's on the same grads; returns (params, twin, opt, ref_opt)."""
+    model = model if model is not None else mlp(seed)
+    params = list(model.parameters())
+    ref = twin(params)
+    opt, ref_opt = make_kfuse(params), make_torch(ref)
+    sched = schedulers(opt, ref_opt) if schedulers else ()
+    for batch in batches(steps, seed + 1):
+        opt.zero_grad(set_to_none=True)
+        backward(model, batch)
+        copy_grads(params, ref)
+        opt.step()
+        ref_opt.step()
+        for s in sched:
+            s.step()
+    torch.cuda.synchronize()
+    return params, ref, opt, ref_opt
+
+
+def plan_ids(opt):
+    return [id(c.mtu) for r in opt._kfuse_runtimes if r is not None
+            for c in r.cohorts]
+
+
+# -- parity with torch.optim --------------------------------------------------
+
+@test
+def adamw_matches_torch():
+    hp = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2)
+    params, ref, opt, ref_opt = run_twins(
+        lambda ps: kopt.AdamW(ps, **hp),
+        lambda ps: torch_peer(torch.optim.AdamW, ps, **hp))
+    e = check_close("params", params, ref)
+    check_close("exp_avg", states_of(opt, params, "exp_avg"),
+                states_of(ref_opt, ref, "exp_avg"), 1e-5)
+    check_close("exp_avg_sq", states_of(opt, params, "exp_avg_sq"),
+                states_of(ref_opt, ref, "exp_avg_sq"), 1e-4)
+    assert opt.launches_per_step == 1, opt.launches_per_step
+    steps = {float(s["step"]) for s in opt.state_dict()["state"].values()}
+    assert steps == {float(STEPS)}, steps
+    return {"param_rel_l2": e}
+
+
+@test
+def adam_matches_torch():
+    hp = dict(lr=1e-3, betas=(0.9, 0.99), eps=1e-8, weight_decay=1e-2)
+    params, ref, opt, _ = run_twins(
+        lambda ps: kopt.Adam(ps, **hp),
+        lambda ps: torch_peer(torch.optim.Adam, ps, **hp), seed=10)
+    return {"param_rel_l2": check_close("params", params, ref)}
+
+
+@test
+def adam_decoupled_is_adamw():
+    model = mlp(11)
+    a = list(model.parameters())
+    b = twin(a)
+    opt_a = kopt.Adam(a, weight_decay=0.1, decoupled_weight_decay=True)
+    opt_b = kopt.AdamW(b, weight_decay=0.1)
+    for batch in batches(10, 12):
+        opt_a.zero_grad()
+        backward(model, batch)
+        copy_grads(a, b)
+        opt_a.step()
+        opt_b.step()
+    torch.cuda.synchronize()
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+@test
+def sgd_matches_torch():
+    errors = {}
+    cases = {
+        "momentum": dict(lr=1e-2, momentum=0.9, weight_decay=1e-4),
+        "nesterov": dict(lr=1e-2, momentum=0.9, nesterov=True),
+        "dampening": dict(lr=1e-2, momentum=0.8, dampening=0.1,
+                          weight_decay=1e-3),
+        "plain": dict(lr=1e-2, weight_decay=1e-4),
+    }
+    for seed, (name, hp) in enumerate(cases.items(), 20):
+        params, ref, opt, ref_opt = run_twins(
+            lambda ps: kopt.SGD(ps, **hp),
+            lambda ps: torch_peer(torch.optim.SGD, ps, **hp), seed=seed)
+        errors[name] = check_close(name, params, ref)
+        ours = opt.state_dict()["state"]
+        theirs = ref_opt.state_dict()["state"]
+        assert {k: sorted(v) for k, v in ours.items()} == \
+            {k: sorted(v) for k, v in theirs.items()}, (name, ours.keys())
+        if hp.get("momentum"):
+            check_close(f"{name} momentum_buffer",
+                        states_of(opt, params, "momentum_buffer"),
+                        states_of(ref_opt, ref, "momentum_buffer"), 1e-5)
+    return errors
+
+
+class LionReference(torch.optim.Optimizer):
+    """Lion as library/optim/lion.mlir computes it (interpolation forms;
+    uniform scalars in double, rounded to f32 by torch's scalar ops)."""
+
+    def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0):
+        super().__init__(params, dict(lr=lr, betas=betas,
+                                      weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            lr, (beta1, beta2), wd = (group["lr"], group["betas"],
+                                      group["weight_decay"])
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["exp_avg"] = torch.zeros_like(p)
+                m, g = state["exp_avg"], p.grad
+                diff = g - m
+                c = m + diff * (1.0 - beta1)
+                p.sub_(p * (lr * wd))
+                p.sub_(torch.sign(c) * lr)
+                m.add_(diff * (1.0 - beta2))
+
+
+@test
+def lion_matches_reference():
+    hp = dict(lr=1e-4, betas=(0.9, 0.99), weight_decay=0.1)
+    params, ref, opt, ref_opt = run_twins(
+        lambda ps: kopt.Lion(ps, **hp), lambda ps: LionReference(ps, **hp),
+        seed=30)
+    e = rel_l2(params, ref)
+    # c = m + (1 - beta1)(g - m) rounds differently when fused into an FMA;
+    # where c is within an ulp of 0 its sign can flip, moving one element by
+    # 2 lr once (the grads are shared, so nothing compounds). Rounding
+    # differences are far below lr: count flips apart.
+    flips = sum(int(((a - b).abs() > hp["lr"]).sum()) for a, b in
+                zip(params, ref))
+    total = sum(p.numel() for p in params)
+    masked = [torch.where((a - b).abs() > hp["lr"], b, a).detach()
+              for a, b in zip(params, ref)]
+    e_rest = check_close("params (sign flips aside)", masked, ref)
+    assert flips <= max(3, total * STEPS * 1e-7), f"{flips} sign flips"
+    check_close("exp_avg", states_of(opt, params, "exp_avg"),
+                states_of(ref_opt, ref, "exp_avg"), 1e-5)
+    return {"param_rel_l2": e, "flips": flips, "rel_l2_without_flips": e_rest}
+
+
+@test
+def param_groups_with_own_hyperparameters():
+    def groups(ps, **extra):
+        return [{"params": ps[0::2]},
+                {"params": ps[1::2], "lr": 3e-3, "weight_decay": 0.0,
+                 "betas": (0.8, 0.95)}]
+    params, ref, opt, _ = run_twins(
+        lambda ps: kopt.AdamW(groups(ps), lr=1e-3, weight_decay=0.1),
+        lambda ps: torch_peer(torch.optim.AdamW, groups(ps), lr=1e-3,
+                              weight_decay=0.1), seed=40)
+    assert opt.launches_per_step == 2, opt.launches_per_step
+    e_adamw = check_close("adamw groups", params, ref)
+    sgd_groups = lambda ps: [{"params": ps[:2], "momentum": 0.0},  # noqa: E731
+                             {"params": ps[2:], "lr": 5e-2}]
+    params, ref, opt, _ = run_twins(
+        lambda ps: kopt.SGD(sgd_groups(ps), lr=1e-2, momentum=0.9),
+        lambda ps: torch_peer(torch.optim.SGD, sgd_groups(ps), lr=1e-2,
+                              momentum=0.9), seed=41)
+    return {"adamw": e_adamw, "sgd": check_close("sgd groups", params, ref)}
+
+
+@test
+def lr_schedulers_every_step():
+    def cosine(opt, ref_opt):
+        return [torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=STEPS,
+                                                           eta_min=1e-5)
+                for o in (opt, ref_opt)]
+
+    params, ref, opt, _ = run_twins(
+        lambda ps: kopt.AdamW(ps, lr=2e-3),
+        lambda ps: torch_peer(torch.optim.AdamW, ps, lr=2e-3),
+        seed=50, schedulers=cosine)
+    e_cos = check_close("cosine", params, ref)
+    assert abs(opt.param_groups[0]["lr"] - 1e-5) < 1e-9
+
+    def step_lr(opt, ref_opt):
+        return [torch.optim.lr_scheduler.StepLR(o, step_size=10, gamma=0.5)
+                for o in (opt, ref_opt)]
+    params, ref, opt, _ = run_twins(
+        lambda ps: kopt.SGD(ps, lr=5e-2, momentum=0.9),
+        lambda ps: torch_peer(torch.optim.SGD, ps, lr=5e-2, momentum=0.9),
+        seed=51, schedulers=step_lr)
+    e_step = check_close("steplr", params, ref)
+
+    # Changing lr writes one hyper: the plans are the ones built at step 1.
+    model = mlp(52)
+    opt = kopt.AdamW(model.parameters(), lr=1e-3)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10)
+    before = None
+    for batch in batches(10, 53):
+        opt.zero_grad()
+        backward(model, batch)
+        opt.step()
+        sched.step()
+        before = before or plan_ids(opt)
+    assert plan_ids(opt) == before, "an lr change rebuilt the plan"
+    return {"cosine": e_cos, "steplr": e_step}
+
+
+@test
+def tensor_lr_with_scheduler():
+    def make(cls):
+        return lambda ps: cls(ps, lr=torch.tensor(1e-3, device="cuda"),
+                              fused=True)
+
+    def sched(opt, ref_opt):
+        return [torch.optim.lr_scheduler.ExponentialLR(o, gamma=0.97)
+                for o in (opt, ref_opt)]
+    params, ref, _, _ = run_twins(make(kopt.AdamW), make(torch.optim.AdamW),
+                                  steps=30, seed=55, schedulers=sched)
+    return {"param_rel_l2": check_close("tensor lr", params, ref)}
+
+
+# -- state dicts --------------------------------------------------------------
+
+def describe(state_dict):
+    """The format of a state dict: keys, order, tensor kinds."""
+    def kind(value):
+        if torch.is_tensor(value):
+            return (str(value.dtype), value.device.type, tuple(value.shape))
+        return repr(value)
+    return {
+        "state": {k: [(n, kind(v)) for n, v in s.items()]
+                  for k, s in state_dict["state"].items()},
+        "group_keys": [sorted(g) for g in state_dict["param_groups"]],
+        "params": [g["params"] for g in state_dict["param_groups"]],
+    }
+
+
+def train(model, opt, data, peer=None, peer_opt=None):
+    params = list(model.parameters())
+    for batch in data:
+        opt.zero_grad(set_to_none=True)
+        backward(model, batch)
+        if peer is not None:
+            peer_params = list(peer.parameters())
+            copy_grads(params, peer_params)
+            peer_opt.step()
+        opt.step()
+
+
+@test
+def state_dict_round_trips():
+    results = {}
+    data = batches(20, 61)
+    groups = lambda m: [{"params": list(m.parameters())[:2]},  # noqa: E731
+                        {"params": list(m.parameters())[2:], "lr": 2e-3}]
+    for first, second, flags in (("torch", "kfuse", dict(fused=True)),
+                                 ("kfuse", "torch", {})):
+        classes = {"torch": torch.optim.AdamW, "kfuse": kopt.AdamW}
+        # 10 steps with the first optimizer.
+        model = mlp(60)
+        opt = classes[first](groups(model), lr=1e-3, **flags)
+        train(model, opt, data[:10])
+        saved = copy.deepcopy(opt.state_dict())
+        # Then 10 with the second, loaded from it; the first goes on as the
+        # reference (20 steps), on the same grads.
+        other = copy.deepcopy(model)
+        other_opt = classes[second](groups(other), lr=1e-3, **flags)
+        other_opt.load_state_dict(saved)
+        train(other, other_opt, data[10:], peer=model, peer_opt=opt)
+        torch.cuda.synchronize()
+        name = f"{first}->{second}"
+        results[name] = check_close(name, list(other.parameters()),
+                                    list(model.parameters()))
+        ours, theirs = other_opt.state_dict(), opt.state_dict()
+        assert describe(ours) == describe(theirs), (name, describe(ours),
+                                                    describe(theirs))
+        steps = {float(s["step"]) for s in ours["state"].values()}
+        assert steps == {20.0}, (name, steps)
+        assert ours["param_groups"][1]["lr"] == 2e-3
+    # The same format as torch's own, fresh, for SGD with momentum.
+    model = mlp(62)
+    sgd = {"kfuse": kopt.SGD(model.parameters(), lr=0.1, momentum=0.9)}
+    peer = copy.deepcopy(model)
+    sgd["torch"] = torch.optim.SGD(peer.parameters(), lr=0.1, momentum=0.9)
+    train(model, sgd["kfuse"], data[:3], peer=peer, peer_opt=sgd["torch"])
+    assert describe(sgd["kfuse"].state_dict()) == \
+        describe(sgd["torch"].state_dict())
+    return results
+
+
+@test
+def state_dict_rejects_a_foreign_state():
+    model = mlp(63)
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    train(model, sgd, batches(2, 64))
+    opt = kopt.AdamW(model.parameters())
+    try:
+        opt.load_state_dict(sgd.state_dict())
+    except ValueError as error:
+        assert "lacks 'step', 'exp_avg', 'exp_avg_sq'" in str(error), error
+    else:
+        raise AssertionError("no error loading SGD's state into AdamW")
+
+
+# -- grads that come and go, groups added late --------------------------------
+
+@test
+def param_without_grad_is_skipped():
+    model = mlp(70)
+    extra = torch.nn.Parameter(torch.randn(10, device="cuda"))
+    params = list(model.parameters()) + [extra]
+    ref = twin(params)
+    opt = kopt.AdamW(params, lr=1e-3)
+    ref_opt = torch_peer(torch.optim.AdamW, ref, lr=1e-3)
+    start = extra.detach().clone()
+    for i, batch in enumerate(batches(40, 71)):
+        opt.zero_grad(set_to_none=True)
+        backward(model, batch, extra=extra if i >= 5 else None)
+        copy_grads(params, ref)
+        opt.step()
+        ref_opt.step()
+        if i == 4:
+            torch.cuda.synchronize()
+            assert extra not in opt.state, "state allocated without a grad"
+            assert torch.equal(extra, start), "a param without grad moved"
+    torch.cuda.synchronize()
+    # The late param counts its own steps: a plan of its own.
+    assert opt.launches_per_step == 2, opt.launches_per_step
+    steps = [float(s["step"]) for s in opt.state_dict()["state"].values()]
+    assert steps == [40.0] * (len(params) - 1) + [35.0], steps
+    return {"param_rel_l2": check_close("params", params, ref)}
+
+
+@test
+def add_param_group_after_steps():
+    model = mlp(75)
+    params = list(model.parameters())
+    ref = twin(params)
+    opt = kopt.AdamW(params[:2], lr=1e-3)
+    ref_opt = torch_peer(torch.optim.AdamW, ref[:2], lr=1e-3)
+    for i, batch in enumerate(batches(30, 76)):
+        if i == 5:
+            opt.add_param_group({"params": params[2:], "lr": 2e-3,
+                                 "weight_decay": 0.0})
+            ref_opt.add_param_group({"params": ref[2:], "lr": 2e-3,
+                                     "weight_decay": 0.0})
+        model.zero_grad(set_to_none=True)
+        backward(model, batch)
+        copy_grads(params, ref)
+        opt.step()
+        ref_opt.step()
+    torch.cuda.synchronize()
+    assert opt.launches_per_step == 2
+    return {"param_rel_l2": check_close("params", params, ref)}
+
+
+# -- GradScaler ---------------------------------------------------------------
+
+def scaled_run(autocast, unscale_and_clip=False, steps=30, inject_at=10):
+    model = mlp(80)
+    params = list(model.parameters())
+    ref = twin(params)
+    opt = kopt.AdamW(params, lr=1e-3)
+    ref_opt = torch_peer(torch.optim.AdamW, ref, lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 12)
+    ref_scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 12)
+    ref_scaler.scale(torch.zeros((), device="cuda"))  # creates its scale
+    for i, batch in enumerate(batches(steps, 81)):
+        opt.zero_grad(set_to_none=True)
+        backward(model, batch, scaler=scaler, autocast=autocast)
+        if i == inject_at:
+            params[2].grad[3, 5] = float("inf")
+            before = [p.detach().clone() for p in params]
+            scale = scaler.get_scale()
+        copy_grads(params, ref)
+        if unscale_and_clip:
+            for s, o, ps in ((scaler, opt, params),
+                             (ref_scaler, ref_opt, ref)):
+                s.unscale_(o)
+                torch.nn.utils.clip_grad_norm_(ps, max_norm=1.0)
+        scaler.step(opt)
+        ref_scaler.step(ref_opt)
+        scaler.update()
+        ref_scaler.update()
+        if i == inject_at:
+            torch.cuda.synchronize()
+            assert all(torch.equal(p, b) for p, b in zip(params, before)), \
+                "a step with an inf grad changed a param"
+            assert scaler.get_scale() == scale / 2, (scaler.get_scale(), scale)
+    torch.cuda.synchronize()
+    steps_taken = {float(s["step"])
+                   for s in opt.state_dict()["state"].values()}
+    assert steps_taken == {float(steps - 1)}, steps_taken
+    assert scaler.get_scale() == ref_scaler.get_scale()
+    return check_close("params", params, ref)
+
+
+@test
+def grad_scaler_skips_inf_steps():
+    return {str(dtype): scaled_run(dtype)
+            for dtype in (torch.float16, torch.bfloat16)}
+
+
+@test
+def grad_scaler_after_unscale_and_clip():
+    return {"param_rel_l2": scaled_run(torch.float16, unscale_and_clip=True)}
+
+
+@test
+def grad_scaler_skips_every_group():
+    """An inf in one group's grads skips the other groups too (one flag)."""
+    model = mlp(85)
+    params = list(model.parameters())
+    opt = kopt.AdamW([{"params": params[:2]},
+                      {"params": params[2:], "lr": 1e-2}], lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda")
+    data = batches(3, 86)
+    for batch in data[:2]:
+        opt.zero_grad()
+        backward(model, batch, scaler=scaler)
+        scaler.step(opt)
+        scaler.update()
+    opt.zero_grad()
+    backward(model, data[2], scaler=scaler)
+    params[-1].grad[0] = float("nan")
+    before = [p.detach().clone() for p in params]
+    scaler.step(opt)
+    scaler.update()
+    torch.cuda.synchronize()
+    assert all(torch.equal(p, b) for p, b in zip(params, before))
+    assert {float(s["step"]) for s in opt.state_dict()["state"].values()} \
+        == {2.0}
+
+
+# -- CUDA graphs --------------------------------------------------------------
+
+@test
+def capturable_step_graph_matches_eager():
+    sizes = [(128, 64), (128,), (10, 128), (10,), (3,)]
+    gen = torch.Generator(device="cuda").manual_seed(90)
+    init = [torch.randn(s, device="cuda", generator=gen) for s in sizes]
+    pa, pb = twin(init), twin(init)
+    ga = [torch.zeros_like(t) for t in init]
+    gb = [torch.zeros_like(t) for t in init]
+    for p, g in zip(pa + pb, ga + gb):
+        p.grad = g
+    lr_a = torch.tensor(1e-3, device="cuda")
+    lr_b = torch.tensor(1e-3, device="cuda")
+    opt_a = kopt.AdamW(pa, lr=lr_a, weight_decay=0.05, capturable=True)
+    opt_b = kopt.AdamW(pb, lr=lr_b, weight_decay=0.05)
+
+    def feed(i):
+        for g_a, g_b in zip(ga, gb):
+            g_a.copy_(torch.randn(g_a.shape, device="cuda", generator=gen))
+            g_b.copy_(g_a)
+        value = 1e-3 * (0.55 + 0.45 * math.cos(i / 5))
+        lr_a.fill_(value)
+        lr_b.fill_(value)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for i in range(2):
+            feed(i)
+            opt_a.step()
+            opt_b.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        opt_a.step()
+    for i in range(2, 22):
+        feed(i)
+        graph.replay()
+        opt_b.step()
+    torch.cuda.synchronize()
+    assert all(torch.equal(a, b) for a, b in zip(pa, pb)), \
+        "graph replays differ from eager steps"
+    for key in ("exp_avg", "exp_avg_sq"):
+        assert all(torch.equal(a, b) for a, b in
+                   zip(states_of(opt_a, pa, key), states_of(opt_b, pb, key)))
+    step_a = opt_a.state_dict()["state"][0]["step"]
+    step_b = opt_b.state_dict()["state"][0]["step"]
+    assert step_a.is_cuda and step_a.dtype == torch.float32, step_a
+    assert not step_b.is_cuda and step_b.dtype == torch.float32, step_b
+    assert float(step_a) == float(step_b) == 22.0, (step_a, step_b)
+
+
+@test
+def capturable_whole_iteration_graph():
+    """Forward, backward and step in one graph; grads zeroed in place."""
+    model_a = mlp(95)
+    model_b = copy.deepcopy(model_a)
+    lr_a = torch.tensor(1e-3, device="cuda")
+    opt_a = kopt.AdamW(model_a.parameters(), lr=lr_a, capturable=True)
+    opt_b = kopt.AdamW(model_b.parameters(), lr=1e-3)
+    static = [torch.zeros(32, 64, device="cuda"),
+              torch.zeros(32, 10, device="cuda")]
+    data = batches(23, 96)
+
+    def iteration(model, opt, batch):
+        opt.zero_grad(set_to_none=False)
+        backward(model, batch)
+        opt.step()
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for batch in data[:3]:
+            static[0].copy_(batch[0])
+            static[1].copy_(batch[1])
+            iteration(model_a, opt_a, static)
+            iteration(model_b, opt_b, batch)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        iteration(model_a, opt_a, static)
+    for batch in data[3:]:
+        static[0].copy_(batch[0])
+        static[1].copy_(batch[1])
+        graph.replay()
+        iteration(model_b, opt_b, batch)
+    torch.cuda.synchronize()
+    return {"param_rel_l2": check_close(
+        "graph vs eager", list(model_a.parameters()),
+        list(model_b.parameters()))}
+
+
+@test
+def capture_refuses_a_rebuild():
+    params = twin([torch.randn(100, device="cuda")])
+    params[0].grad = torch.randn(100, device="cuda")
+    opt = kopt.AdamW(params, capturable=True)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.stream(side):
+            with torch.cuda.graph(graph):
+                opt.step()  # no plan yet: building one syncs
+    except RuntimeError as error:
+        assert "cannot happen during CUDA graph capture" in str(error), error
+    else:
+        raise AssertionError("a first step was captured")
+    torch.cuda.synchronize()
+
+
+# -- the rest of the torch.optim surface --------------------------------------
+
+@test
+def closure_runs_with_grad_enabled():
+    model = mlp(100)
+    opt = kopt.SGD(model.parameters(), lr=0.1)
+    batch = batches(1, 101)[0]
+    before = [p.detach().clone() for p in model.parameters()]
+    seen = []
+
+    def closure():
+        seen.append(torch.is_grad_enabled())
+        opt.zero_grad()
+        return backward(model, batch)
+    with torch.no_grad():
+        loss = opt.step(closure)
+    torch.cuda.synchronize()
+    assert seen == [True] and torch.is_tensor(loss)
+    assert not any(torch.equal(p, b) for p, b in zip(model.parameters(),
+                                                     before))
+
+
+@test
+def unsupported_options_raise():
+    p = torch.nn.Parameter(torch.randn(8, device="cuda"))
+    cases = {
+        "amsgrad": lambda: kopt.AdamW([p], amsgrad=True),
+        "maximize": lambda: kopt.Adam([p], maximize=True),
+        "differentiable": lambda: kopt.AdamW([p], differentiable=True),
+        "sgd maximize": lambda: kopt.SGD([p], maximize=True),
+        "group amsgrad": lambda: kopt.AdamW([{"params": [p],
+                                              "amsgrad": True}]),
+    }
+    for what, make in cases.items():
+        try:
+            make()
+        except NotImplementedError as error:
+            assert "is not implemented" in str(error), (what, error)
+        else:
+            raise AssertionError(f"no NotImplementedError for {what}")
+    bad = {
+        "cpu": (torch.nn.Parameter(torch.randn(8)), RuntimeError, "CUDA"),
+        "float64": (torch.nn.Parameter(torch.randn(8, device="cuda",
+                                                   dtype=torch.float64)),
+                    NotImplementedError, "float64"),
+    }
+    for what, (param, kind, words) in bad.items():
+        param.grad = torch.ones_like(param)
+        opt = kopt.AdamW([param])
+        try:
+            opt.step()
+        except kind as error:
+            assert words in str(error), (what, error)
+        else:
+            raise AssertionError(f"no {kind.__name__} for a {what} param")
+
+
+@test
+def optimizer_from_ir_matches_adamw():
+    AdamW2 = kfuse.torch.optimizer_from_ir(
+        OPTIM / "adamw.mlir", hyper_map={"betas": ("beta1", "beta2")})
+    model = mlp(110)
+    a = list(model.parameters())
+    b = twin(a)
+    opt_a = AdamW2(a, lr=2e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    opt_b = kopt.AdamW(b, lr=2e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    assert isinstance(opt_a, torch.optim.Optimizer)
+    for batch in batches(20, 111):
+        opt_a.zero_grad()
+        backward(model, batch)
+        copy_grads(a, b)
+        opt_a.step()
+        opt_b.step()
+    torch.cuda.synchronize()
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert describe(opt_a.state_dict())["state"] == \
+        describe(opt_b.state_dict())["state"]
+    return {"class": AdamW2.__name__,
+            "defaults": repr(AdamW2([a[0]]).defaults)}
+
+
+@test
+def bf16_params_follow_torch():
+    model = mlp(120, dtype=torch.bfloat16)
+    params = list(model.parameters())
+    ref = twin(params)
+    opt = kopt.AdamW(params, lr=1e-3)
+    ref_opt = torch_peer(torch.optim.AdamW, ref, lr=1e-3)
+    for batch in batches(20, 121, dtype=torch.bfloat16):
+        opt.zero_grad()
+        backward(model, batch)
+        copy_grads(params, ref)
+        opt.step()
+        ref_opt.step()
+    torch.cuda.synchronize()
+    assert all(s.dtype == torch.bfloat16
+               for s in states_of(opt, params, "exp_avg"))
+    # Both round f32 math to bf16; an ulp here and there differs.
+    return {"param_rel_l2": check_close("bf16 params", params, ref, 1e-2)}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", help="write results here")
+    parser.add_argument("-k", help="run only tests whose name contains this")
+    options = parser.parse_args()
+    passed = failed = 0
+    for fn in TESTS:
+        if options.k and options.k not in fn.__name__:
+            continue
+        try:
+            details = fn()
+            passed += 1
+            RESULTS.append({"test": fn.__name__, "ok": True,
+                            "details": details})
+            print(f"PASS {fn.__name__} "
+                  f"{json.dumps(details) if details else ''}", flush=True)
+        except Exception as error:  # noqa: BLE001 - report and go on
+            failed += 1
+            RESULTS.append({"test": fn.__name__, "ok": False,
+                            "error": repr(error)})
+            print(f"FAIL {fn.__name__}: {error}", flush=True)
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    if options.json:
+        with open(options.json, "w") as out:
+            json.dump({"passed": passed, "failed": failed, "tests": RESULTS},
+                      out, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

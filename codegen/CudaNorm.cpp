@@ -1,0 +1,408 @@
+//===- CudaNorm.cpp - classify the values of a specialized norm ----------===//
+//
+// Every value of a norm is uniform (a scalar), one per row, one per column,
+// one per element, or a column sum. Row reductions cut the program into
+// phases: a value that depends on k of them (its level) is known once the
+// k-th phase is done. The source emitter (CudaNormSource.cpp) evaluates
+// element values per phase in registers and row values once per row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CudaNormInternal.h"
+
+#include "codegen/CudaOps.h"
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+
+namespace kfuse {
+
+NormShape getNormShape(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() != 2)
+    return NormShape::scalar;
+  if (tensor.getDimSize(0) == 1)
+    return NormShape::col;
+  if (tensor.getDimSize(1) == 1)
+    return NormShape::row;
+  return NormShape::full;
+}
+
+namespace norm {
+
+static const char *kindName(ValueKind kind) {
+  switch (kind) {
+  case ValueKind::scalar:
+    return "scalar";
+  case ValueKind::row:
+    return "per-row";
+  case ValueKind::col:
+    return "per-column";
+  case ValueKind::full:
+    return "per-element";
+  case ValueKind::columnSum:
+    return "column-reduction";
+  }
+  return "?";
+}
+
+static ValueKind toKind(NormShape shape) {
+  switch (shape) {
+  case NormShape::full:
+    return ValueKind::full;
+  case NormShape::row:
+    return ValueKind::row;
+  case NormShape::col:
+    return ValueKind::col;
+  case NormShape::scalar:
+    return ValueKind::scalar;
+  }
+  return ValueKind::scalar;
+}
+
+/// The kind of values of both kinds combined elementwise: scalars take the
+/// other's kind, a row and a column value make a full one.
+static ValueKind join(ValueKind a, ValueKind b) {
+  if (a == b || b == ValueKind::scalar)
+    return a;
+  if (a == ValueKind::scalar)
+    return b;
+  return ValueKind::full;
+}
+
+static std::optional<DType> getStorageDType(Type type) {
+  if (type.isF32())
+    return DType::f32;
+  if (type.isBF16())
+    return DType::bf16;
+  if (type.isF16())
+    return DType::f16;
+  return std::nullopt;
+}
+
+FailureOr<std::string> emitElementExpression(Operation *op,
+                                             ArrayRef<std::string> operands) {
+  // emitOpExpression spells scalar ops: give it a scalar twin of `op` (same
+  // name, attributes and location, element-typed operands and results).
+  Block scratch;
+  IRMapping mapping;
+  for (Value operand : op->getOperands())
+    mapping.map(operand,
+                scratch.addArgument(getElementTypeOrSelf(operand.getType()),
+                                    operand.getLoc()));
+  Operation *twin = op->clone(mapping);
+  for (OpResult result : twin->getResults())
+    result.setType(getElementTypeOrSelf(result.getType()));
+  FailureOr<std::string> expr = emitOpExpression(twin, operands);
+  twin->destroy();
+  return expr;
+}
+
+namespace {
+
+class NormAnalyzer {
+public:
+  NormAnalyzer(func::FuncOp func, const NormEmitOptions &options)
+      : func(func), options(options) {
+    program.func = func;
+  }
+  FailureOr<NormProgram> analyze();
+
+private:
+  LogicalResult collectArgs();
+  LogicalResult classify(Operation *op);
+  LogicalResult classifyWrite(WriteOp write);
+  void markNeeded(Value root);
+
+  func::FuncOp func;
+  const NormEmitOptions &options;
+  NormProgram program;
+  SmallVector<WriteOp> writes;
+};
+
+LogicalResult NormAnalyzer::collectArgs() {
+  int64_t cols = options.cols;
+  if (!options.argShapes.empty() &&
+      options.argShapes.size() != func.getNumArguments())
+    return func.emitOpError()
+           << "has " << func.getNumArguments() << " arguments but "
+           << options.argShapes.size() << " argument shapes were given";
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned index = arg.getArgNumber();
+    std::string name = getArgName(func, index);
+    std::optional<Role> role = getArgRole(func, index);
+    if (!role ||
+        (*role != Role::input && *role != Role::output && *role != Role::hyper))
+      return func.emitOpError() << "argument #" << index << " '" << name
+                                << "' needs the role input, output or hyper";
+    NormArg info;
+    info.name = name;
+    info.role = *role == Role::input    ? NormArg::Role::input
+                : *role == Role::output ? NormArg::Role::output
+                                        : NormArg::Role::hyper;
+    info.defaultValue = getArgDefault(func, index);
+    Type type = arg.getType();
+    if (*role == Role::hyper) {
+      if (!type.isF32())
+        return func.emitOpError()
+               << "hyper argument #" << index << " '" << name << "' has type "
+               << type << "; hyperparameters are f32 scalars";
+      info.shape = NormShape::scalar;
+    } else {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      std::optional<DType> dtype =
+          tensor ? getStorageDType(tensor.getElementType()) : std::nullopt;
+      if (!tensor || tensor.getRank() != 2 || !dtype)
+        return func.emitOpError()
+               << "argument #" << index << " '" << name << "' has type " << type
+               << "; norm tensors are 2-D of f32, bf16 or f16";
+      info.dtype = *dtype;
+      if (!options.argShapes.empty()) {
+        info.shape = options.argShapes[index];
+      } else if (cols == 1 && tensor.getDimSize(1) == 1) {
+        return func.emitOpError()
+               << "argument #" << index << " '" << name
+               << "': with one column, full and row tensors have the same "
+                  "type; the argument shapes as written must be given";
+      } else {
+        info.shape = getNormShape(type);
+      }
+      // The specialized type must be the shape with the row length bound.
+      int64_t rows = info.shape == NormShape::col ? 1 : ShapedType::kDynamic;
+      int64_t extent = info.shape == NormShape::row ? 1 : cols;
+      // (kfuse-specialize-norm leaves a dynamic column extent with one
+      // column; the code generator takes the row length from `cols`.)
+      int64_t written = tensor.getDimSize(1);
+      if (info.shape == NormShape::scalar || tensor.getDimSize(0) != rows ||
+          (written != extent && !ShapedType::isDynamic(written)))
+        return func.emitOpError()
+               << "argument #" << index << " '" << name << "' of type " << type
+               << " is not a specialized " << normShapeName(info.shape)
+               << " tensor of " << cols
+               << " columns (run kfuse-specialize-norm with cols=" << cols
+               << " first; the row count stays dynamic)";
+    }
+    program.kinds[arg] = toKind(info.shape);
+    program.levels[arg] = 0;
+    program.plan.args.push_back(std::move(info));
+  }
+  return success();
+}
+
+LogicalResult NormAnalyzer::classify(Operation *op) {
+  if (auto write = dyn_cast<WriteOp>(op)) {
+    writes.push_back(write);
+    return success();
+  }
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0)
+    return op->emitOpError()
+           << "is not supported in a norm by the CUDA code generator";
+  Value result = op->getResult(0);
+  unsigned level = 0;
+  for (Value operand : op->getOperands())
+    level = std::max(level, program.levelOf(operand));
+  program.levels[result] = level;
+  auto setKind = [&](ValueKind kind) {
+    program.kinds[result] = kind;
+    return success();
+  };
+
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (dense && !dense.isSplat())
+      return op->emitOpError() << "tensor constants must be splats in a norm";
+    return setKind(ValueKind::scalar);
+  }
+  if (isa<DimSizeOp>(op))
+    return setKind(ValueKind::scalar);
+  if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    ValueKind input = program.kindOf(reduce.getInput());
+    if (input != ValueKind::full)
+      return op->emitOpError() << "reduces a " << kindName(input)
+                               << " value; only per-element values are reduced";
+    if (!reduce.getInput().getType().getElementType().isF32())
+      return op->emitOpError() << "reduces " << reduce.getInput().getType()
+                               << "; generated code reduces f32 only";
+    if (reduce.getDim() == 1) {
+      program.levels[result] = level + 1;
+      return setKind(ValueKind::row);
+    }
+    if (reduce.getKind() != ReduceKind::sum)
+      return op->emitOpError()
+             << "column reductions (dim 0) support only <sum>, got <"
+             << stringifyReduceKind(reduce.getKind()) << ">";
+    return setKind(ValueKind::columnSum);
+  }
+  if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+    ValueKind value = program.kindOf(broadcast.getValue());
+    ValueKind like = program.kindOf(broadcast.getLike());
+    ValueKind target = like;
+    if (like == ValueKind::scalar || like == ValueKind::columnSum) {
+      NormShape shape = getNormShape(result.getType());
+      target = shape == NormShape::scalar ? ValueKind::full : toKind(shape);
+    }
+    bool widens = (value == ValueKind::row || value == ValueKind::col) &&
+                  target == ValueKind::full;
+    if (value != ValueKind::scalar && value != target && !widens)
+      return op->emitOpError() << "broadcasts a " << kindName(value)
+                               << " value to a " << kindName(target)
+                               << " shape, which the code generator does not "
+                                  "support";
+    return setKind(value == ValueKind::scalar ? ValueKind::scalar : target);
+  }
+  if (auto convert = dyn_cast<ConvertOp>(op))
+    return setKind(program.kindOf(convert.getInput()));
+
+  ValueKind kind = ValueKind::scalar;
+  for (Value operand : op->getOperands()) {
+    ValueKind operandKind = program.kindOf(operand);
+    if (operandKind == ValueKind::columnSum)
+      return op->emitOpError()
+             << "uses the result of a column reduction, which is complete "
+                "only after every row; it can only be converted and written";
+    kind = join(kind, operandKind);
+  }
+  if (isa<RankedTensorType>(result.getType()) &&
+      !op->hasTrait<OpTrait::Elementwise>())
+    return op->emitOpError()
+           << "is not elementwise; the norm code generator supports "
+              "elementwise arith and math ops, kfuse.broadcast, "
+              "kfuse.convert, kfuse.reduce and kfuse.dim_size";
+  return setKind(kind);
+}
+
+LogicalResult NormAnalyzer::classifyWrite(WriteOp write) {
+  unsigned index = getWriteTarget(write).getArgNumber();
+  const NormArg &target = program.plan.args[index];
+  ValueKind kind = program.kindOf(write.getValue());
+  switch (target.shape) {
+  case NormShape::full:
+    if (kind == ValueKind::columnSum)
+      break;
+    program.elementWrites.push_back(write);
+    return success();
+  case NormShape::row:
+    if (kind != ValueKind::scalar && kind != ValueKind::row)
+      break;
+    program.rowWrites.push_back(write);
+    return success();
+  case NormShape::col: {
+    if (kind != ValueKind::columnSum)
+      return write.emitOpError()
+             << "writes a " << kindName(kind) << " value to column output '"
+             << target.name
+             << "'; column outputs take a column reduction (kfuse.reduce "
+                "dim 0), converted at most";
+    ColumnOutput output;
+    output.write = write;
+    output.arg = index;
+    Value value = write.getValue();
+    while (auto convert = value.getDefiningOp<ConvertOp>()) {
+      output.converts.insert(output.converts.begin(), convert);
+      value = convert.getInput();
+    }
+    output.reduce = value.getDefiningOp<ReduceOp>();
+    program.columnOutputs.push_back(std::move(output));
+    return success();
+  }
+  case NormShape::scalar:
+    break;
+  }
+  return write.emitOpError()
+         << "writes a " << kindName(kind) << " value to "
+         << normShapeName(target.shape) << " output '" << target.name << "'";
+}
+
+void NormAnalyzer::markNeeded(Value root) {
+  SmallVector<Value> worklist{root};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!program.needed.insert(value).second)
+      continue;
+    if (Operation *op = value.getDefiningOp())
+      llvm::append_range(worklist, op->getOperands());
+  }
+}
+
+FailureOr<NormProgram> NormAnalyzer::analyze() {
+  if (!isNorm(func))
+    return func.emitOpError() << "is not a norm (no 'kfuse.norm' attribute)";
+  if (!llvm::hasSingleElement(func.getBody()))
+    return func.emitOpError() << "must have a single block";
+  if (options.cols <= 0)
+    return func.emitOpError()
+           << "needs the row length it was specialized on (cols > 0), got "
+           << options.cols;
+  NormPlan &plan = program.plan;
+  plan.normName = func.getSymName().str();
+  plan.cols = options.cols;
+  plan.location = formatLocation(func.getLoc());
+  if (auto width =
+          func->getAttrOfType<IntegerAttr>(KFuseDialect::kVectorWidthAttrName))
+    program.vectorWidth = width.getInt();
+  if (program.vectorWidth == 0 || program.vectorWidth > 8 ||
+      !llvm::isPowerOf2_32(program.vectorWidth) ||
+      options.cols % program.vectorWidth != 0)
+    return func.emitOpError()
+           << "has vector width " << program.vectorWidth
+           << ", which must be a power of two of at most 8 that divides the "
+           << options.cols << " columns";
+  if (failed(collectArgs()))
+    return failure();
+
+  for (Operation &op : func.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (ret.getNumOperands() != 0)
+        return ret.emitOpError() << "returns values; a norm returns none";
+      continue;
+    }
+    program.ops.push_back(&op);
+    if (failed(classify(&op)))
+      return failure();
+  }
+  for (WriteOp write : writes)
+    if (failed(classifyWrite(write)))
+      return failure();
+
+  for (WriteOp write :
+       llvm::concat<WriteOp>(program.elementWrites, program.rowWrites))
+    markNeeded(write.getValue());
+  for (const ColumnOutput &output : program.columnOutputs)
+    markNeeded(output.reduce->getOperand(0));
+  for (Operation *op : program.ops) {
+    auto reduce = dyn_cast<ReduceOp>(op);
+    if (!reduce || reduce.getDim() != 1 ||
+        !program.needed.contains(reduce.getResult()))
+      continue;
+    unsigned level = program.levelOf(reduce.getResult());
+    if (program.phases.size() < level)
+      program.phases.resize(level);
+    program.phases[level - 1].push_back(reduce);
+  }
+  return std::move(program);
+}
+
+} // namespace
+
+FailureOr<NormProgram> analyzeNorm(func::FuncOp func,
+                                   const NormEmitOptions &options) {
+  return NormAnalyzer(func, options).analyze();
+}
+
+} // namespace norm
+
+FailureOr<NormPlan> emitNormCuda(func::FuncOp norm,
+                                 const NormEmitOptions &options) {
+  FailureOr<norm::NormProgram> program = norm::analyzeNorm(norm, options);
+  if (failed(program) || failed(norm::emitNormSource(*program, options)))
+    return failure();
+  return std::move(program->plan);
+}
+
+} // namespace kfuse

@@ -1,0 +1,60 @@
+//===- CudaNorm.h - CUDA C++ for normalizations -----------------*- C++ -*-===//
+//
+// The code generator of norm functions (`kfuse.norm`): from a norm that
+// kfuse-specialize-norm has specialized (storage dtypes, a static row
+// length), a NormPlan with a row kernel and, with column reductions, a finish
+// kernel, following the launch ABI documented in codegen/NormPlan.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_CODEGEN_CUDANORM_H
+#define KFUSE_CODEGEN_CUDANORM_H
+
+#include "codegen/NormPlan.h"
+#include "dialect/KFuseOps.h"
+
+#include <vector>
+
+namespace kfuse {
+
+/// What the norm code generator needs beyond the specialized IR, and its
+/// tuning knobs.
+struct NormEmitOptions {
+  /// The row length the norm was specialized on (kfuse-specialize-norm's
+  /// `cols`).
+  int64_t cols = -1;
+  /// The shape of each argument as written, before specialization (full,
+  /// row, column or scalar). With `cols` == 1 a full tensor and a row
+  /// tensor have the same type, so only this tells them apart. Empty: read
+  /// from the argument types, which needs `cols` > 1.
+  std::vector<NormShape> argShapes;
+  /// Most elements of one tensor a thread keeps in registers (the row is
+  /// split over at most 1024 threads; longer rows take the looped variant).
+  unsigned maxElementsPerThread = 32;
+  /// Threads the row kernel keeps resident per SM at least: the register
+  /// cap per thread follows (more threads, more bytes in flight).
+  unsigned minThreadsPerSM = 512;
+  /// Threads per block the row kernel aims for when rows are short (several
+  /// rows per block).
+  unsigned targetBlockSize = 256;
+  /// Upper bound on the row kernel's grid with column reductions: each block
+  /// writes `cols` partial sums per reduction, which the finish kernel reads.
+  unsigned maxColumnReductionGrid = 1024;
+  /// Threads per block of the finish kernel (one column each).
+  unsigned finishBlockSize = 64;
+};
+
+/// Emits the CUDA source and launch plan of the specialized norm `norm`.
+/// Fails with a diagnostic at the offending op (or the function) for
+/// anything it cannot generate.
+mlir::FailureOr<NormPlan> emitNormCuda(mlir::func::FuncOp norm,
+                                       const NormEmitOptions &options);
+
+/// The shape class of a norm tensor type as written (before specialization):
+/// `?x1` is a row, `1x?` a column, anything else with two dimensions full.
+/// Scalars are `scalar`.
+NormShape getNormShape(mlir::Type type);
+
+} // namespace kfuse
+
+#endif // KFUSE_CODEGEN_CUDANORM_H

@@ -1,0 +1,849 @@
+//===- CudaNormSource.cpp - the kernels of a norm -------------------------===//
+//
+// The row kernel gives each row `threads` threads (a warp, several warps, or
+// a part of a warp for short rows) and each block `rows` rows at a time, in
+// a grid-stride loop over groups of rows. Thread t of a row owns the vectors
+// i * threads + t of every row (i < items): 16-byte accesses, coalesced over
+// the row's threads, and always the same columns, so that column sums
+// accumulate per thread over all the rows the block handles (in registers,
+// or in shared memory when a block has a single row slot).
+//
+// When the row fits in registers (CudaNormLayout.cpp), every full-shape
+// input is loaded once and the program runs in phases: a phase recomputes
+// the element values its row reductions need, reduces per thread, over the
+// warp with shuffles and over the row's warps through shared memory, in a
+// fixed order; then the row values of that level follow, per row. The last
+// phase computes and stores the outputs. Longer rows take the looped
+// variant, which reads the inputs again, chunk by chunk, in each phase.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CudaNormInternal.h"
+
+#include "codegen/CudaOps.h"
+#include "codegen/CudaPrelude.h"
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <fmt/format.h>
+
+using namespace mlir;
+
+namespace kfuse::norm {
+namespace {
+
+/// `text` with every character that cannot be in a C++ identifier replaced.
+std::string sanitizeIdentifier(StringRef text) {
+  std::string name;
+  for (char c : text)
+    name += llvm::isAlnum(c) ? c : '_';
+  if (name.empty() || llvm::isDigit(name.front()) || name.front() == '_')
+    name = "a_" + name;
+  return name;
+}
+
+/// Identifiers of the generated source: valid, unique, and clear of
+/// keywords, CUDA builtins and the kernels' fixed locals.
+class NameTable {
+public:
+  NameTable() {
+    for (const char *reserved :
+         {"lane",      "slot",      "group",    "row",      "valid",
+          "offset",    "vec",       "i",        "j",        "m",
+          "w",         "s",         "b",        "k",        "col",
+          "grid",      "rows",      "partials", "total",    "chunk",
+          "parity",    "part",      "other",    "t",        "p",
+          "auto",      "bool",      "break",    "case",     "char",
+          "const",     "continue",  "default",  "delete",   "do",
+          "double",    "else",      "enum",     "extern",   "false",
+          "float",     "for",       "goto",     "if",       "inline",
+          "int",       "long",      "new",      "operator", "private",
+          "public",    "register",  "return",   "short",    "signed",
+          "sizeof",    "static",    "struct",   "switch",   "template",
+          "this",      "true",      "typedef",  "union",    "unsigned",
+          "void",      "volatile",  "while",    "class",    "namespace",
+          "using",     "asm",       "alignas",  "restrict", "threadIdx",
+          "blockIdx",  "blockDim",  "gridDim",  "warpSize", "fmodf",
+          "fmaxf",     "fminf",     "sqrtf",    "powf",     "expf",
+          "logf",      "fabsf",     "tanhf",    "fmaf",     "copysignf",
+          "nullptr",   "constexpr", "decltype", "noexcept", "static_assert",
+          "__shared__"})
+      used.insert(reserved);
+  }
+
+  /// A fresh identifier like `base`. Names from the user stay clear of the
+  /// `kfuse` prefix of generated names.
+  std::string unique(StringRef base, bool fromUser = false) {
+    std::string name = sanitizeIdentifier(base);
+    if (fromUser && StringRef(name).starts_with("kfuse"))
+      name = "a_" + name;
+    while (!used.insert(name).second)
+      name += "_";
+    return name;
+  }
+
+private:
+  llvm::StringSet<> used;
+};
+
+/// What one element loop computes: the per-thread part of row reductions,
+/// stores of full outputs, or column partial sums.
+struct LoopWork {
+  ArrayRef<ReduceOp> reductions;
+  bool writes = false;
+  bool columnSums = false;
+};
+
+class SourceEmitter {
+public:
+  SourceEmitter(NormProgram &program, const NormEmitOptions &options)
+      : program(program), options(options), plan(program.plan),
+        func(program.func) {}
+  LogicalResult emit();
+
+private:
+  LogicalResult nameValues();
+  LogicalResult emitOps(ArrayRef<Operation *> ops, StringRef indent,
+                        std::string &out);
+  std::string expr(Value value);
+  std::string vectorType(DType dtype);
+  std::string vectorIndex() const;
+  FailureOr<std::string> emitElementLoop(const LoopWork &work,
+                                         StringRef indent);
+  std::string emitInputLoads(StringRef indent, ArrayRef<unsigned> inputs);
+  std::string emitRowReduction(ArrayRef<ReduceOp> reductions, unsigned phase,
+                               StringRef indent);
+  std::string forEachOwnedVector(StringRef indent, StringRef body);
+  /// The column-sum vector `vec` of column output `position` in memory.
+  std::string sumSlot(unsigned position) const {
+    if (layout.sums == Layout::Sums::shared)
+      return fmt::format("kfuse_acc[{} + vec]", position * layout.vectors);
+    return fmt::format("kfuse_sum{}[vec]", position);
+  }
+  std::string emitColumnPartials();
+  FailureOr<std::string> emitRowKernel();
+  FailureOr<std::string> emitFinishKernel();
+
+  bool isElementKind(Value value) const {
+    ValueKind kind = program.kindOf(value);
+    return kind == ValueKind::full || kind == ValueKind::col;
+  }
+  bool isFullInput(unsigned index) const {
+    return plan.args[index].shape == NormShape::full &&
+           plan.args[index].role == NormArg::Role::input;
+  }
+
+  NormProgram &program;
+  const NormEmitOptions &options;
+  NormPlan &plan;
+  func::FuncOp func;
+  Layout layout;
+  NameTable names;
+  int64_t cols = 0;
+  /// Spellings of values: literals, locals, and per-element accesses of
+  /// arguments (valid inside an element loop).
+  DenseMap<Value, std::string> spelled;
+  /// Per argument: the kernel parameter and the local it is read into.
+  std::vector<std::string> paramNames, localNames, outputNames;
+  /// Per column output: its accumulator array.
+  std::vector<std::string> accumulators;
+  llvm::StringSet<> vectorTypeNames;
+  std::string vectorTypeDefs;
+  unsigned reductionSlots = 0; // most row reductions of one phase
+};
+
+std::string SourceEmitter::vectorType(DType dtype) {
+  unsigned bytes = layout.vec * dtypeSize(dtype);
+  std::string name = fmt::format("kfuse_{}x{}", dtypeName(dtype), layout.vec);
+  if (vectorTypeNames.insert(name).second)
+    vectorTypeDefs += fmt::format(
+        "struct alignas({}) {} {{\n  {} v[{}];\n}};\n", std::min(bytes, 16u),
+        name, getCudaStorageType(dtype), layout.vec);
+  return name;
+}
+
+std::string SourceEmitter::vectorIndex() const {
+  if (layout.inRegisters)
+    return fmt::format("i * {} + lane", layout.threads);
+  return fmt::format("(chunk * {} + i) * {} + lane", layout.items,
+                     layout.threads);
+}
+
+std::string SourceEmitter::expr(Value value) {
+  if (auto broadcast = value.getDefiningOp<BroadcastOp>())
+    return expr(broadcast.getValue());
+  return spelled.lookup(value);
+}
+
+/// A C++ literal of a scalar or splat constant.
+static FailureOr<std::string> getLiteral(arith::ConstantOp constant) {
+  Attribute value = constant.getValue();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    value = dense.getSplatValue<Attribute>();
+  if (auto number = dyn_cast<FloatAttr>(value);
+      number && getCudaScalarType(number.getType()))
+    return formatFloatLiteral(number.getValue());
+  if (auto flag = dyn_cast<IntegerAttr>(value);
+      flag && flag.getType().isInteger(1))
+    return std::string(flag.getValue().isZero() ? "false" : "true");
+  return constant.emitOpError()
+         << "constant " << constant.getValue() << " is not supported";
+}
+
+LogicalResult SourceEmitter::nameValues() {
+  for (auto [index, arg] : llvm::enumerate(plan.args)) {
+    paramNames.push_back(names.unique(arg.name, /*fromUser=*/true));
+    std::string local;
+    Value value = func.getArgument(index);
+    switch (arg.shape) {
+    case NormShape::full:
+      local = names.unique(paramNames.back() + "_v");
+      spelled[value] = local + "[i].v[j]";
+      break;
+    case NormShape::col:
+      local = names.unique(paramNames.back() + "_c");
+      spelled[value] = local + ".v[j]";
+      break;
+    case NormShape::row:
+    case NormShape::scalar:
+      local = names.unique(paramNames.back() +
+                           (arg.shape == NormShape::row ? "_r" : "_f"));
+      spelled[value] = local;
+      break;
+    }
+    localNames.push_back(local);
+    outputNames.push_back(arg.role == NormArg::Role::output &&
+                                  arg.shape == NormShape::full
+                              ? names.unique(paramNames.back() + "_w")
+                              : "");
+  }
+  unsigned next = 0;
+  for (Operation *op : program.ops) {
+    if (op->getNumResults() != 1 || isa<BroadcastOp>(op))
+      continue;
+    Value result = op->getResult(0);
+    if (!program.needed.contains(result))
+      continue;
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      FailureOr<std::string> literal = getLiteral(constant);
+      if (failed(literal))
+        return failure();
+      spelled[result] = *literal;
+      continue;
+    }
+    if (auto dim = dyn_cast<DimSizeOp>(op)) {
+      if (!dim.getType().isF32())
+        return op->emitOpError() << "has result type " << dim.getType()
+                                 << "; generated code computes in f32 only";
+      if (dim.getDim() == 1) {
+        spelled[result] = formatFloatLiteral(llvm::APFloat(float(cols)));
+        continue;
+      }
+    }
+    const char *prefix = "e";
+    if (isa<ReduceOp>(op))
+      prefix = "s";
+    else if (program.kindOf(result) == ValueKind::row)
+      prefix = "r";
+    else if (program.kindOf(result) == ValueKind::scalar)
+      prefix = "c";
+    spelled[result] = names.unique(fmt::format("{}{}", prefix, next++));
+  }
+  for (const ColumnOutput &output : program.columnOutputs)
+    accumulators.push_back(
+        names.unique(fmt::format("acc_{}", paramNames[output.arg])));
+  return success();
+}
+
+/// `const T name = expression;` for each of `ops`, in order.
+LogicalResult SourceEmitter::emitOps(ArrayRef<Operation *> ops,
+                                     StringRef indent, std::string &out) {
+  for (Operation *op : ops) {
+    Value result = op->getResult(0);
+    std::string expression;
+    if (auto dim = dyn_cast<DimSizeOp>(op)) {
+      expression = "(float)rows";
+    } else {
+      SmallVector<std::string> operands;
+      for (Value operand : op->getOperands())
+        operands.push_back(expr(operand));
+      FailureOr<std::string> text = emitElementExpression(op, operands);
+      if (failed(text))
+        return failure();
+      expression = std::move(*text);
+    }
+    out += fmt::format("{}const {} {} = {};\n", indent.str(),
+                       getCudaScalarType(getElementTypeOrSelf(result.getType()))
+                           .value_or("float"),
+                       spelled.lookup(result), expression);
+  }
+  return success();
+}
+
+/// Loads of the full inputs `inputs` for the current row (all items of the
+/// current chunk) into their register arrays.
+std::string SourceEmitter::emitInputLoads(StringRef indent,
+                                          ArrayRef<unsigned> inputs) {
+  std::string out;
+  if (inputs.empty())
+    return out;
+  for (unsigned index : inputs)
+    out += fmt::format("{}{} {}[{}];\n", indent.str(),
+                       vectorType(plan.args[index].dtype), localNames[index],
+                       layout.items);
+  out += fmt::format("{0}#pragma unroll\n"
+                     "{0}for (int i = 0; i < {1}; ++i) {{\n"
+                     "{0}  const int vec = {2};\n",
+                     indent.str(), layout.items, vectorIndex());
+  std::string guard = layout.exact()
+                          ? "valid"
+                          : fmt::format("valid && vec < {}", layout.vectors);
+  for (unsigned index : inputs) {
+    std::string type = vectorType(plan.args[index].dtype);
+    out += fmt::format("{0}  {1}[i] = {2} ? reinterpret_cast<const {3} *>({4} "
+                       "+ offset)[vec] : {3}{{}};\n",
+                       indent.str(), localNames[index], guard, type,
+                       paramNames[index]);
+  }
+  out += indent.str() + "}\n";
+  return out;
+}
+
+FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
+                                                      StringRef indent) {
+  // The element values the work needs, and the inputs they read.
+  SmallVector<Value> roots;
+  for (ReduceOp reduce : work.reductions)
+    roots.push_back(reduce.getInput());
+  if (work.writes)
+    for (WriteOp write : program.elementWrites)
+      roots.push_back(write.getValue());
+  if (work.columnSums)
+    for (const ColumnOutput &output : program.columnOutputs)
+      roots.push_back(output.reduce->getOperand(0));
+  DenseSet<Operation *> elementOps;
+  SetVector<unsigned> fullInputs, colInputs;
+  DenseSet<Value> visited;
+  while (!roots.empty()) {
+    Value value = roots.pop_back_val();
+    if (!visited.insert(value).second || !isElementKind(value))
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      (plan.args[arg.getArgNumber()].shape == NormShape::full ? fullInputs
+                                                              : colInputs)
+          .insert(arg.getArgNumber());
+      continue;
+    }
+    Operation *op = value.getDefiningOp();
+    llvm::append_range(roots, op->getOperands());
+    if (!isa<BroadcastOp, arith::ConstantOp>(op))
+      elementOps.insert(op);
+  }
+  SmallVector<Operation *> ordered;
+  for (Operation *op : program.ops)
+    if (elementOps.contains(op))
+      ordered.push_back(op);
+
+  std::string out;
+  std::string body = indent.str() + "  ";
+  if (!layout.inRegisters) {
+    SmallVector<unsigned> inputs(fullInputs.begin(), fullInputs.end());
+    llvm::sort(inputs);
+    out += fmt::format("{0}#pragma unroll 1\n"
+                       "{0}for (int chunk = 0; chunk < {1}; ++chunk) {{\n",
+                       indent.str(), layout.chunks);
+    out += emitInputLoads(body, inputs);
+  } else {
+    body = indent.str();
+  }
+  std::string inner = body + "  ";
+  out += fmt::format("{0}#pragma unroll\n"
+                     "{0}for (int i = 0; i < {1}; ++i) {{\n"
+                     "{0}  const int vec = {2};\n",
+                     body, layout.items, vectorIndex());
+  if (!layout.exact()) {
+    out += fmt::format("{}if (vec < {}) {{\n", inner, layout.vectors);
+    inner += "  ";
+  }
+  SmallVector<unsigned> colList(colInputs.begin(), colInputs.end());
+  llvm::sort(colList);
+  for (unsigned index : colList)
+    out += fmt::format("{0}const {1} {2} = reinterpret_cast<const {1} "
+                       "*>({3})[vec];\n",
+                       inner, vectorType(plan.args[index].dtype),
+                       localNames[index], paramNames[index]);
+  SmallVector<WriteOp> writes;
+  if (work.writes)
+    writes.assign(program.elementWrites.begin(), program.elementWrites.end());
+  for (WriteOp write : writes) {
+    unsigned index = getWriteTarget(write).getArgNumber();
+    out += fmt::format("{}{} {};\n", inner, vectorType(plan.args[index].dtype),
+                       outputNames[index]);
+  }
+  bool sumsInMemory = layout.sums != Layout::Sums::registers;
+  if (work.columnSums && sumsInMemory)
+    for (auto [position, acc] : llvm::enumerate(accumulators))
+      out += fmt::format("{}{} {} = {};\n", inner, vectorType(DType::f32), acc,
+                         sumSlot(position));
+  out += fmt::format("{0}#pragma unroll\n"
+                     "{0}for (int j = 0; j < {1}; ++j) {{\n",
+                     inner, layout.vec);
+  std::string lane = inner + "  ";
+  if (failed(emitOps(ordered, lane, out)))
+    return failure();
+  for (ReduceOp reduce : work.reductions) {
+    std::string acc = spelled.lookup(reduce->getResult(0));
+    std::string value = expr(reduce.getInput());
+    out += reduce.getKind() == ReduceKind::sum
+               ? fmt::format("{}{} += {};\n", lane, acc, value)
+               : fmt::format("{0}{1} = kfuse_maximumf({1}, {2});\n", lane, acc,
+                             value);
+  }
+  for (WriteOp write : writes) {
+    unsigned index = getWriteTarget(write).getArgNumber();
+    out += fmt::format("{}{}.v[j] = {};\n", lane, outputNames[index],
+                       expr(write.getValue()));
+  }
+  if (work.columnSums)
+    for (auto [output, acc] :
+         llvm::zip_equal(program.columnOutputs, accumulators))
+      out += fmt::format("{0}if (valid)\n{0}  {1}{2}.v[j] += {3};\n", lane, acc,
+                         sumsInMemory ? "" : "[i]",
+                         expr(output.reduce->getOperand(0)));
+  out += inner + "}\n";
+  if (work.columnSums && sumsInMemory)
+    for (auto [position, acc] : llvm::enumerate(accumulators))
+      out += fmt::format("{}{} = {};\n", inner, sumSlot(position), acc);
+  for (WriteOp write : writes) {
+    unsigned index = getWriteTarget(write).getArgNumber();
+    out += fmt::format("{0}if (valid)\n"
+                       "{0}  reinterpret_cast<{1} *>({2} + offset)[vec] = "
+                       "{3};\n",
+                       inner, vectorType(plan.args[index].dtype),
+                       paramNames[index], outputNames[index]);
+  }
+  if (!layout.exact())
+    out += body + "  }\n";
+  out += body + "}\n";
+  if (!layout.inRegisters)
+    out += indent.str() + "}\n";
+  return out;
+}
+
+/// Combines the per-thread parts of `reductions` over the row's threads:
+/// a shuffle butterfly within the warp (every lane ends with the same bits),
+/// then the row's warps through shared memory, summed in warp order.
+std::string SourceEmitter::emitRowReduction(ArrayRef<ReduceOp> reductions,
+                                            unsigned phase, StringRef indent) {
+  std::string out;
+  auto combine = [&](ReduceOp reduce, StringRef a, StringRef b) {
+    return reduce.getKind() == ReduceKind::sum
+               ? fmt::format("{} + {}", a.str(), b.str())
+               : fmt::format("kfuse_maximumf({}, {})", a.str(), b.str());
+  };
+  unsigned width = std::min(layout.threads, kWarpSize);
+  if (width > 1) {
+    out += fmt::format("{0}#pragma unroll\n"
+                       "{0}for (int m = {1}; m > 0; m >>= 1) {{\n",
+                       indent.str(), width / 2);
+    for (ReduceOp reduce : reductions) {
+      std::string acc = spelled.lookup(reduce->getResult(0));
+      out += fmt::format(
+          "{}  {} = {};\n", indent.str(), acc,
+          combine(reduce, acc,
+                  fmt::format("__shfl_xor_sync(0xffffffffu, {}, m)", acc)));
+    }
+    out += indent.str() + "}\n";
+  }
+  unsigned warps = layout.warpsPerRow();
+  if (warps == 1)
+    return out;
+  std::string region = program.phases.size() == 1 ? std::string("parity")
+                                                  : std::to_string(phase);
+  std::string base = fmt::format("(slot * {} + lane / {}) * {}", warps,
+                                 kWarpSize, reductionSlots);
+  out += fmt::format("{}if (lane % {} == 0) {{\n", indent.str(), kWarpSize);
+  for (auto [position, reduce] : llvm::enumerate(reductions))
+    out +=
+        fmt::format("{}  kfuse_red[{}][{} + {}] = {};\n", indent.str(), region,
+                    base, position, spelled.lookup(reduce->getResult(0)));
+  out += indent.str() + "}\n" + indent.str() + "__syncthreads();\n";
+  out += fmt::format("{0}{{\n"
+                     "{0}  const float *part = &kfuse_red[{1}][slot * {2}];\n",
+                     indent.str(), region, warps * reductionSlots);
+  for (auto [position, reduce] : llvm::enumerate(reductions))
+    out += fmt::format("{}  {} = part[{}];\n", indent.str(),
+                       spelled.lookup(reduce->getResult(0)), position);
+  out += fmt::format("{0}  for (int w = 1; w < {1}; ++w) {{\n", indent.str(),
+                     warps);
+  for (auto [position, reduce] : llvm::enumerate(reductions)) {
+    std::string acc = spelled.lookup(reduce->getResult(0));
+    out += fmt::format(
+        "{}    {} = {};\n", indent.str(), acc,
+        combine(reduce, acc,
+                fmt::format("part[w * {} + {}]", reductionSlots, position)));
+  }
+  out += indent.str() + "  }\n" + indent.str() + "}\n";
+  return out;
+}
+
+/// `body` (lines indented for `indent` + 4) for each vector of the row the
+/// thread owns: `vec` is its index in the row.
+std::string SourceEmitter::forEachOwnedVector(StringRef indent,
+                                              StringRef body) {
+  std::string out;
+  std::string loopIndent = indent.str();
+  if (!layout.inRegisters) {
+    out += fmt::format("{0}#pragma unroll 1\n"
+                       "{0}for (int chunk = 0; chunk < {1}; ++chunk) {{\n",
+                       indent.str(), layout.chunks);
+    loopIndent += "  ";
+  }
+  out += fmt::format("{0}#pragma unroll\n"
+                     "{0}for (int i = 0; i < {1}; ++i) {{\n"
+                     "{0}  const int vec = {2};\n",
+                     loopIndent, layout.items, vectorIndex());
+  if (layout.exact())
+    out += body.str() + loopIndent + "}\n";
+  else
+    out += fmt::format("{0}  if (vec < {1}) {{\n{2}{0}  }}\n{0}}}\n",
+                       loopIndent, layout.vectors, body.str());
+  if (!layout.inRegisters)
+    out += indent.str() + "}\n";
+  return out;
+}
+
+/// The end of the row kernel with column reductions: the block's row slots
+/// add their accumulators in slot order, then slot 0 stores one partial per
+/// column and reduction.
+std::string SourceEmitter::emitColumnPartials() {
+  std::string out;
+  std::string accType = vectorType(DType::f32);
+  // Bodies are indented for the non-exact layout's `if`; the exact one
+  // keeps them two spaces deeper, which is harmless.
+  if (layout.rows > 1) {
+    out += fmt::format("  // The row slots of the block add up in slot "
+                       "order.\n"
+                       "  __shared__ {} kfuse_colsum[{}];\n",
+                       accType, layout.vectors);
+    for (const std::string &acc : accumulators) {
+      out += fmt::format("  for (int s = 1; s < {}; ++s) {{\n"
+                         "    __syncthreads();\n"
+                         "    if (slot == s) {{\n",
+                         layout.rows);
+      out += forEachOwnedVector(
+          "      ", fmt::format("          kfuse_colsum[vec] = {}[i];\n", acc));
+      out += "    }\n"
+             "    __syncthreads();\n"
+             "    if (slot == 0) {\n";
+      out += forEachOwnedVector(
+          "      ",
+          fmt::format("          const {0} other = kfuse_colsum[vec];\n"
+                      "#pragma unroll\n"
+                      "          for (int j = 0; j < {1}; ++j)\n"
+                      "            {2}[i].v[j] += other.v[j];\n",
+                      accType, layout.vec, acc));
+      out += "    }\n"
+             "  }\n";
+    }
+  }
+  out += "  // One partial per column and reduction: partials[(r * grid + "
+         "block) * cols + col].\n"
+         "  if (slot == 0) {\n";
+  for (auto [position, acc] : llvm::enumerate(accumulators)) {
+    std::string source = layout.sums == Layout::Sums::registers
+                             ? acc + "[i]"
+                             : sumSlot(position);
+    out += fmt::format("    {{\n"
+                       "      {0} *part = reinterpret_cast<{0} *>(partials + "
+                       "((long long){1} * gridDim.x + blockIdx.x) * {2});\n",
+                       accType, position, cols);
+    out += forEachOwnedVector(
+        "      ", fmt::format("          part[vec] = {};\n", source));
+    out += "    }\n";
+  }
+  out += "  }\n";
+  return out;
+}
+
+FailureOr<std::string> SourceEmitter::emitRowKernel() {
+  SmallVector<std::string> params;
+  for (auto [index, arg] : llvm::enumerate(plan.args))
+    if (arg.shape != NormShape::scalar)
+      params.push_back(
+          fmt::format("{}{} *__restrict__ {}",
+                      arg.role == NormArg::Role::input ? "const " : "",
+                      getCudaStorageType(arg.dtype), paramNames[index]));
+  for (auto [index, arg] : llvm::enumerate(plan.args))
+    if (arg.shape == NormShape::scalar)
+      params.push_back("double " + paramNames[index]);
+  params.push_back("long long rows");
+  params.push_back("float *__restrict__ partials");
+
+  std::string out = fmt::format(
+      "// The row kernel of @{}, from {}.\n"
+      "extern \"C\" __global__ void __launch_bounds__({}, {})\n{}({}) {{\n",
+      plan.normName, plan.location, layout.blockSize(),
+      minBlocksPerSM(layout.blockSize(), options.minThreadsPerSM),
+      plan.rowKernel,
+      llvm::join(params, ", "));
+  // Uniform values, once per thread.
+  for (auto [index, arg] : llvm::enumerate(plan.args))
+    if (arg.shape == NormShape::scalar &&
+        program.needed.contains(func.getArgument(index)))
+      out += fmt::format("  const float {} = (float){};\n", localNames[index],
+                         paramNames[index]);
+  SmallVector<Operation *> scalarOps;
+  for (Operation *op : program.ops)
+    if (op->getNumResults() == 1 && program.needed.contains(op->getResult(0)) &&
+        program.kindOf(op->getResult(0)) == ValueKind::scalar &&
+        !isa<BroadcastOp, arith::ConstantOp>(op) &&
+        !(isa<DimSizeOp>(op) && cast<DimSizeOp>(op).getDim() == 1))
+      scalarOps.push_back(op);
+  if (failed(emitOps(scalarOps, "  ", out)))
+    return failure();
+
+  if (layout.rows > 1)
+    out += fmt::format("  const int lane = threadIdx.x % {0};\n"
+                       "  const int slot = threadIdx.x / {0};\n",
+                       layout.threads);
+  else
+    out += "  const int lane = threadIdx.x;\n"
+           "  const int slot = 0;\n";
+  unsigned phases = program.phases.size();
+  for (ArrayRef<ReduceOp> phase : program.phases)
+    reductionSlots = std::max<unsigned>(reductionSlots, phase.size());
+  bool crossWarp = phases > 0 && layout.warpsPerRow() > 1;
+  if (crossWarp) {
+    // One region per phase; a single phase alternates two by iteration, so
+    // a fast warp never overwrites what a slow one still reads.
+    out += fmt::format("  __shared__ float kfuse_red[{}][{}];\n",
+                       std::max(phases, 2u),
+                       layout.rows * layout.warpsPerRow() * reductionSlots);
+    if (phases == 1)
+      out += "  int parity = 0;\n";
+  }
+  if (layout.sums != Layout::Sums::registers) {
+    // Each column has one owner thread: no synchronization needed.
+    if (layout.sums == Layout::Sums::shared)
+      out += fmt::format("  extern __shared__ {} kfuse_acc[];\n",
+                         vectorType(DType::f32));
+    else
+      for (unsigned position = 0; position < accumulators.size(); ++position)
+        out += fmt::format("  {0} *kfuse_sum{1} = reinterpret_cast<{0} "
+                           "*>(partials + ((long long){1} * gridDim.x + "
+                           "blockIdx.x) * {2});\n",
+                           vectorType(DType::f32), position, cols);
+    for (unsigned position = 0; position < accumulators.size(); ++position)
+      out += forEachOwnedVector("  ", fmt::format("      {} = {}{{}};\n",
+                                                  sumSlot(position),
+                                                  vectorType(DType::f32)));
+  } else {
+    for (const std::string &acc : accumulators)
+      out += fmt::format("  {} {}[{}] = {{}};\n", vectorType(DType::f32), acc,
+                         layout.items);
+  }
+
+  out += fmt::format("  for (long long group = blockIdx.x; group * {0} < rows; "
+                     "group += gridDim.x) {{\n"
+                     "    const long long row = group * {0} + slot;\n"
+                     "    const bool valid = row < rows;\n"
+                     "    const long long offset = row * {1};\n",
+                     layout.rows, cols);
+  if (layout.inRegisters) {
+    SmallVector<unsigned> inputs;
+    for (unsigned index = 0; index < plan.args.size(); ++index)
+      if (isFullInput(index) &&
+          program.needed.contains(func.getArgument(index)))
+        inputs.push_back(index);
+    out += emitInputLoads("    ", inputs);
+  }
+  for (auto [index, arg] : llvm::enumerate(plan.args))
+    if (arg.shape == NormShape::row && arg.role == NormArg::Role::input &&
+        program.needed.contains(func.getArgument(index))) {
+      const char *type = getCudaStorageType(arg.dtype);
+      out += fmt::format("    const {0} {1} = valid ? {2}[row] : ({0})0;\n",
+                         type, localNames[index], paramNames[index]);
+    }
+  auto rowOps = [&](unsigned level) {
+    SmallVector<Operation *> ops;
+    for (Operation *op : program.ops)
+      if (op->getNumResults() == 1 &&
+          program.needed.contains(op->getResult(0)) &&
+          program.kindOf(op->getResult(0)) == ValueKind::row &&
+          program.levelOf(op->getResult(0)) == level &&
+          !isa<BroadcastOp, arith::ConstantOp, ReduceOp>(op))
+        ops.push_back(op);
+    return ops;
+  };
+  if (failed(emitOps(rowOps(0), "    ", out)))
+    return failure();
+  for (auto [phase, reductions] : llvm::enumerate(program.phases)) {
+    out += fmt::format("    // Phase {}: {} row reduction(s).\n", phase + 1,
+                       reductions.size());
+    for (ReduceOp reduce : reductions)
+      out += fmt::format(
+          "    float {} = {};\n", spelled.lookup(reduce->getResult(0)),
+          reduce.getKind() == ReduceKind::sum ? "0.0f"
+                                              : "__uint_as_float(0xff800000u)");
+    FailureOr<std::string> loop = emitElementLoop({reductions}, "    ");
+    if (failed(loop))
+      return failure();
+    out += *loop;
+    out += emitRowReduction(reductions, phase, "    ");
+    if (failed(emitOps(rowOps(phase + 1), "    ", out)))
+      return failure();
+  }
+  if (!program.elementWrites.empty() || !program.columnOutputs.empty()) {
+    out += "    // Outputs.\n";
+    LoopWork work;
+    work.writes = true;
+    work.columnSums = true;
+    FailureOr<std::string> loop = emitElementLoop(work, "    ");
+    if (failed(loop))
+      return failure();
+    out += *loop;
+  }
+  if (!program.rowWrites.empty()) {
+    out += "    if (valid && lane == 0) {\n";
+    for (WriteOp write : program.rowWrites) {
+      unsigned index = getWriteTarget(write).getArgNumber();
+      out += fmt::format("      {}[row] = {};\n", paramNames[index],
+                         expr(write.getValue()));
+    }
+    out += "    }\n";
+  }
+  if (crossWarp && phases == 1)
+    out += "    parity ^= 1;\n";
+  out += "  }\n";
+  if (!accumulators.empty() && layout.sums != Layout::Sums::global)
+    out += emitColumnPartials();
+  out += "}\n";
+  return out;
+}
+
+FailureOr<std::string> SourceEmitter::emitFinishKernel() {
+  SmallVector<std::string> params{"const float *__restrict__ partials",
+                                  "int grid"};
+  for (const ColumnOutput &output : program.columnOutputs)
+    params.push_back(fmt::format(
+        "{} *__restrict__ {}", getCudaStorageType(plan.args[output.arg].dtype),
+        paramNames[output.arg]));
+  unsigned blockSize = plan.finishBlockSize;
+  std::string out = fmt::format(
+      "// The column sums of @{}: each column's partials added in block "
+      "order.\n"
+      "extern \"C\" __global__ void __launch_bounds__({})\n{}({}) {{\n"
+      "  const int col = blockIdx.x * {} + threadIdx.x;\n"
+      "  if (col >= {})\n"
+      "    return;\n",
+      plan.normName, blockSize, plan.finishKernel, llvm::join(params, ", "),
+      blockSize, cols);
+  for (auto [position, output] : llvm::enumerate(program.columnOutputs)) {
+    std::string value = "total";
+    for (ConvertOp convert : output.converts) {
+      FailureOr<std::string> text = emitElementExpression(convert, {value});
+      if (failed(text))
+        return failure();
+      value = std::move(*text);
+    }
+    out += fmt::format(
+        "  {{\n"
+        "    const float *p = partials + (long long){0} * grid * {1} + col;\n"
+        "    float total = 0.0f;\n"
+        "    int b = 0;\n"
+        "    // Loads in flight together, added in order.\n"
+        "    for (; b + 16 <= grid; b += 16) {{\n"
+        "      float t[16];\n"
+        "#pragma unroll\n"
+        "      for (int k = 0; k < 16; ++k)\n"
+        "        t[k] = p[(long long)(b + k) * {1}];\n"
+        "#pragma unroll\n"
+        "      for (int k = 0; k < 16; ++k)\n"
+        "        total += t[k];\n"
+        "    }}\n"
+        "    for (; b < grid; ++b)\n"
+        "      total += p[(long long)b * {1}];\n"
+        "    {2}[col] = {3};\n"
+        "  }}\n",
+        position, cols, paramNames[output.arg], value);
+  }
+  out += "}\n";
+  return out;
+}
+
+LogicalResult SourceEmitter::emit() {
+  cols = plan.cols;
+  if (cols > INT32_MAX)
+    return func.emitError() << "rows of " << cols
+                            << " columns are too long; column indices are "
+                               "32-bit in generated code";
+  RegisterDemand demand;
+  for (auto [index, arg] : llvm::enumerate(plan.args)) {
+    if (arg.role != NormArg::Role::input ||
+        !program.needed.contains(func.getArgument(index)))
+      continue;
+    if (arg.shape == NormShape::full)
+      ++demand.fullInputs;
+    else if (arg.shape == NormShape::col)
+      ++demand.colInputs;
+  }
+  demand.columnSums = program.columnOutputs.size();
+  layout = chooseLayout(cols, program.vectorWidth, demand, options);
+  uint64_t sumBytes =
+      uint64_t(demand.columnSums) * layout.vectors * layout.vec * 4;
+  std::string base = sanitizeIdentifier(plan.normName);
+  plan.rowKernel = names.unique(fmt::format("kfuse_{}_rows", base));
+  plan.blockSize = layout.blockSize();
+  plan.rowsPerBlock = layout.rows;
+  plan.threadsPerRow = layout.threads;
+  plan.itemsPerThread = layout.items * layout.chunks;
+  plan.sharedBytes = layout.sums == Layout::Sums::shared ? sumBytes : 0;
+  plan.vectorWidth = layout.vec;
+  plan.rowInRegisters = layout.inRegisters;
+  for (const ColumnOutput &output : program.columnOutputs)
+    plan.columnOutputs.push_back(output.arg);
+  if (!plan.columnOutputs.empty()) {
+    plan.finishKernel = names.unique(fmt::format("kfuse_{}_finish", base));
+    plan.finishBlockSize = options.finishBlockSize;
+    plan.maxGridBlocks = options.maxColumnReductionGrid;
+  }
+  if (failed(nameValues()))
+    return failure();
+  FailureOr<std::string> rowKernel = emitRowKernel();
+  if (failed(rowKernel))
+    return failure();
+  std::string kernels = *rowKernel;
+  if (!plan.columnOutputs.empty()) {
+    FailureOr<std::string> finish = emitFinishKernel();
+    if (failed(finish))
+      return failure();
+    kernels += "\n" + *finish;
+  }
+  plan.source = fmt::format(
+      "// Generated by kfuse from @{}: {} columns, vector width {}, {} "
+      "threads per row ({} vector(s) each{}), {} row(s) per block.\n"
+      "// Self-contained: compiles with NVRTC without headers.\n\n"
+      "{}\n{}\n{}",
+      plan.normName, cols, layout.vec, layout.threads, layout.items,
+      layout.inRegisters
+          ? std::string(", in registers")
+          : fmt::format(" in each of {} chunks, looped", layout.chunks),
+      layout.rows, getCudaPrelude().str(), vectorTypeDefs, kernels);
+  return success();
+}
+
+} // namespace
+
+LogicalResult emitNormSource(NormProgram &program,
+                             const NormEmitOptions &options) {
+  return SourceEmitter(program, options).emit();
+}
+
+} // namespace kfuse::norm

@@ -1,0 +1,204 @@
+//===- NormPipeline.cpp - from norm IR text to a norm plan ---------------===//
+
+#include "codegen/NormPipeline.h"
+
+#include "codegen/Pipeline.h"
+#include "dialect/KFuseUpdate.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstdlib>
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace kfuse {
+
+namespace {
+/// Collects error diagnostics as FILE:LINE:COL: error: text (and their
+/// notes) for an llvm::Error.
+class ErrorCollector {
+public:
+  explicit ErrorCollector(MLIRContext *context)
+      : stream(text), handler(context, [this](Diagnostic &diag) {
+          if (diag.getSeverity() != DiagnosticSeverity::Error)
+            return success();
+          stream << formatLocation(diag.getLocation()) << ": error: " << diag
+                 << "\n";
+          for (Diagnostic &note : diag.getNotes())
+            // The IR dump MLIR attaches to op errors is noise here.
+            if (!StringRef(note.str()).starts_with("see current operation"))
+              stream << formatLocation(note.getLocation()) << ": note: " << note
+                     << "\n";
+          return success();
+        }) {}
+  llvm::Error takeError(StringRef fallback) {
+    stream.flush();
+    StringRef message = StringRef(text).rtrim();
+    return llvm::createStringError(message.empty() ? fallback : message);
+  }
+
+private:
+  std::string text;
+  llvm::raw_string_ostream stream;
+  ScopedDiagnosticHandler handler;
+};
+} // namespace
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+parseNorm(MLIRContext &context, StringRef text, StringRef bufferName) {
+  // Parse errors are rendered with their source line, as for updates.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  std::string diagnostics;
+  llvm::raw_string_ostream stream(diagnostics);
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, stream);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (module && !findNorm(*module))
+    emitError(module->getLoc())
+        << "no func.func with the 'kfuse.norm' attribute";
+  else if (module)
+    return std::move(module);
+  stream.flush();
+  StringRef message = StringRef(diagnostics).rtrim();
+  return llvm::createStringError(message.empty() ? "failed to parse the norm"
+                                                 : message);
+}
+
+bool isNormSource(StringRef text) {
+  std::unique_ptr<MLIRContext> context = createContext();
+  // Quiet: the update pipeline reports whatever is wrong with the text.
+  ScopedDiagnosticHandler quiet(context.get(),
+                                [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(context.get()));
+  return module && findNorm(*module);
+}
+
+llvm::Error runNormPipeline(ModuleOp module, const NormSpecialization &spec) {
+  func::FuncOp norm = findNorm(module);
+  if (!norm)
+    return llvm::createStringError(
+        "no func.func with the 'kfuse.norm' attribute");
+  SpecializeNormPassOptions options;
+  options.cols = spec.cols;
+  options.alignment = spec.alignment;
+  if (!spec.dtypes.empty()) {
+    if (spec.dtypes.size() != norm.getNumArguments())
+      return llvm::createStringError(formatLocation(norm.getLoc()) +
+                                     ": error: expected " +
+                                     std::to_string(norm.getNumArguments()) +
+                                     " dtypes, one per argument, got " +
+                                     std::to_string(spec.dtypes.size()));
+    SmallVector<StringRef> names;
+    for (auto [type, dtype] :
+         llvm::zip_equal(norm.getArgumentTypes(), spec.dtypes))
+      if (isa<RankedTensorType>(type))
+        names.push_back(dtypeName(dtype));
+    options.argDTypes = llvm::join(names, ",");
+  }
+
+  ErrorCollector errors(module.getContext());
+  PassManager pm(module.getContext());
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createSpecializeNormPass(options));
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+  if (failed(pm.run(module)))
+    return errors.takeError("the kfuse norm pipeline failed");
+  return llvm::Error::success();
+}
+
+/// The value of environment variable `name` when it is a positive number
+/// below 2^20, else 0.
+static unsigned positiveEnvironment(const char *name) {
+  const char *text = std::getenv(name);
+  unsigned value = 0;
+  if (!text || llvm::StringRef(text).getAsInteger(10, value) ||
+      value >= (1u << 20))
+    return 0;
+  return value;
+}
+
+std::string normTuningKey() {
+  return "min_threads=" +
+         std::to_string(positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM")) +
+         ";max_elements=" +
+         std::to_string(positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS")) +
+         ";block=" + std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE"));
+}
+
+NormEmitOptions getNormEmitOptions(ModuleOp module,
+                                   const NormSpecialization &spec) {
+  NormEmitOptions options;
+  options.cols = spec.cols;
+  // Measurement overrides (bench/bench_norm.py sweeps them); part of the
+  // runtime's cache key through normTuningKey().
+  if (unsigned value = positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM"))
+    options.minThreadsPerSM = value;
+  if (unsigned value = positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS"))
+    options.maxElementsPerThread = value;
+  if (unsigned value = positiveEnvironment("KFUSE_NORM_BLOCK_SIZE"))
+    options.targetBlockSize = value;
+  if (func::FuncOp norm = findNorm(module))
+    for (Type type : norm.getArgumentTypes())
+      options.argShapes.push_back(getNormShape(type));
+  return options;
+}
+
+llvm::Expected<NormPlan> emitNormPlan(ModuleOp module,
+                                      const NormEmitOptions &options) {
+  func::FuncOp norm = findNorm(module);
+  if (!norm)
+    return llvm::createStringError(
+        "no func.func with the 'kfuse.norm' attribute");
+  ErrorCollector errors(module.getContext());
+  FailureOr<NormPlan> plan = emitNormCuda(norm, options);
+  if (failed(plan))
+    return errors.takeError("norm code generation failed");
+  return std::move(*plan);
+}
+
+llvm::Expected<std::vector<NormArg>> describeNorm(StringRef text,
+                                                  StringRef bufferName) {
+  std::unique_ptr<MLIRContext> context = createContext();
+  auto module = parseNorm(*context, text, bufferName);
+  if (!module)
+    return module.takeError();
+  func::FuncOp norm = findNorm(**module);
+  std::vector<NormArg> args;
+  for (unsigned i = 0, e = norm.getNumArguments(); i < e; ++i) {
+    NormArg arg;
+    arg.name = getArgName(norm, i);
+    std::optional<Role> role = getArgRole(norm, i);
+    arg.role = role == Role::output  ? NormArg::Role::output
+               : role == Role::hyper ? NormArg::Role::hyper
+                                     : NormArg::Role::input;
+    arg.shape = getNormShape(norm.getArgumentTypes()[i]);
+    arg.defaultValue = getArgDefault(norm, i);
+    args.push_back(std::move(arg));
+  }
+  return args;
+}
+
+llvm::Expected<NormPlan> compileNormToPlan(StringRef text, StringRef bufferName,
+                                           const NormSpecialization &spec) {
+  std::unique_ptr<MLIRContext> context = createContext();
+  auto module = parseNorm(*context, text, bufferName);
+  if (!module)
+    return module.takeError();
+  NormEmitOptions options = getNormEmitOptions(**module, spec);
+  if (llvm::Error error = runNormPipeline(**module, spec))
+    return std::move(error);
+  return emitNormPlan(**module, options);
+}
+
+} // namespace kfuse

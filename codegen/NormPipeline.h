@@ -1,0 +1,60 @@
+//===- NormPipeline.h - from norm IR text to a norm plan --------*- C++ -*-===//
+
+#ifndef KFUSE_CODEGEN_NORMPIPELINE_H
+#define KFUSE_CODEGEN_NORMPIPELINE_H
+
+#include "codegen/CudaNorm.h"
+#include "codegen/NormPlan.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace kfuse {
+
+/// Parses and verifies `text` and checks that it holds a norm function.
+/// Diagnostics, as FILE:LINE:COL: error: ..., become the error's message.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+parseNorm(mlir::MLIRContext &context, llvm::StringRef text,
+          llvm::StringRef bufferName);
+
+/// Whether `text` parses and holds a function marked `kfuse.norm` (the
+/// `kfuse` tool's choice between the update and the norm pipeline).
+bool isNormSource(llvm::StringRef text);
+
+/// Runs kfuse-specialize-norm (dtypes, cols and alignment of `spec`),
+/// canonicalize and CSE on the norm of `module`.
+llvm::Error runNormPipeline(mlir::ModuleOp module,
+                            const NormSpecialization &spec);
+
+/// The emitter's options for the norm of `module` (the argument shapes as
+/// written): call before runNormPipeline.
+NormEmitOptions getNormEmitOptions(mlir::ModuleOp module,
+                                   const NormSpecialization &spec);
+
+/// The layout overrides the environment sets for measuring
+/// (KFUSE_NORM_MIN_THREADS_PER_SM, KFUSE_NORM_MAX_ELEMENTS,
+/// KFUSE_NORM_BLOCK_SIZE), as a cache-key
+/// fragment: kernels compiled under other overrides are other kernels.
+std::string normTuningKey();
+
+/// Runs the code generator on the specialized norm of `module`.
+llvm::Expected<NormPlan> emitNormPlan(mlir::ModuleOp module,
+                                      const NormEmitOptions &options);
+
+/// The arguments of the norm in `text` as written (names, roles, shapes,
+/// defaults; tensor dtypes f32, before specialization).
+llvm::Expected<std::vector<NormArg>> describeNorm(llvm::StringRef text,
+                                                  llvm::StringRef bufferName);
+
+/// parseNorm + runNormPipeline + emitNormCuda, in a fresh context.
+llvm::Expected<NormPlan> compileNormToPlan(llvm::StringRef text,
+                                           llvm::StringRef bufferName,
+                                           const NormSpecialization &spec);
+
+} // namespace kfuse
+
+#endif // KFUSE_CODEGEN_NORMPIPELINE_H

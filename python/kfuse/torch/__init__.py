@@ -1,0 +1,24 @@
+"""kfuse.torch: PyTorch front ends over kfuse's fused kernels.
+
+    import kfuse.torch
+    opt = kfuse.torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+kfuse.torch.optim holds torch.optim drop-ins (AdamW, Adam, SGD, Lion) and
+optimizer_from_ir(), which makes one from any update in the dialect. Unlike
+the rest of kfuse, this package needs PyTorch at import.
+"""
+
+try:
+    import torch as _torch  # noqa: F401
+except ImportError as error:
+    raise ImportError(
+        f"kfuse.torch needs PyTorch, and 'import torch' failed ({error}); "
+        "install torch with CUDA support, or use kfuse's torch-free API "
+        "(kfuse.Update, kfuse.multi_tensor)") from error
+
+from . import optim  # noqa: E402
+from .optim import SGD, Adam, AdamW, KfuseOptimizer, Lion  # noqa: E402
+from .optim import optimizer_from_ir  # noqa: E402
+
+__all__ = ["optim", "AdamW", "Adam", "SGD", "Lion", "KfuseOptimizer",
+           "optimizer_from_ir"]

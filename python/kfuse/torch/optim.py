@@ -1,0 +1,763 @@
+"""torch.optim drop-ins over kfuse's multi-tensor plans.
+
+    import kfuse.torch
+    opt = kfuse.torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for x, y in data:
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x), y).backward()
+        opt.step()                 # one kernel launch for the whole group
+
+AdamW, Adam, SGD and Lion take torch.optim's constructor arguments and
+defaults (Lion: lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0), keep
+optimizer.state[p] under torch's keys and read and write torch's state dict
+format, so a checkpoint moves between torch.optim.AdamW and this AdamW both
+ways. optimizer_from_ir() makes such a class from any update in the dialect.
+
+How a step runs
+---------------
+Each param group runs a kfuse.MultiTensorUpdate over its params that have a
+grad: one launch per step per dtype signature. The plan for a group is
+(re)built lazily, at the first step and whenever the params with a grad
+change, a param group is added, a state dict is loaded, or a param or state
+tensor moved (`p.data = ...`); building syncs the device. Params whose step
+counts differ (one got grads later) get plans of their own, so every param
+keeps torch's own count. Grads that backward reallocates
+(zero_grad(set_to_none=True)) are followed without a rebuild.
+
+Hyperparameters live on the device: every step compares the group's options
+(lr, betas, ...) with the values last sent and writes only those that
+changed, so LR schedulers cost one small copy and never a recompile. A CUDA
+tensor option (lr=torch.tensor(1e-3, device="cuda")) is copied on the
+device every step, which a captured CUDA graph replays.
+
+Step counts: the plan counts steps on the device. optimizer.state[p]['step']
+is refreshed from it by state_dict() and sync_state() (a host sync, except
+for capturable/fused groups, whose step tensors live on the device and are
+refreshed by device copies), and at every plan rebuild.
+
+GradScaler: these optimizers set _step_supports_amp_scaling, so
+scaler.step(opt) calls opt.step(grad_scaler=scaler) (torch warns once that
+it will move to attributes; both protocols work). The step then reads
+1 / scale on the device into the plans' "inv_scale", scans the grads for
+inf/NaN into one found_inf flag shared by every plan of the optimizer, skips
+the whole step on the device when it is set (step counts included), and
+hands the flag to the scaler for scaler.update(). Nothing syncs the host.
+The first scaled step rebuilds the plans with the scan (one more read of the
+grads per step from then on). Params of one optimizer on several devices are
+refused with grad scaling.
+
+CUDA graphs: step() is capturable once the plans exist (after one eager
+step) and the grads stay where they are: zero them with
+zero_grad(set_to_none=False) around capture, as backward then accumulates in
+place. A rebuild, or a grad to rebind, raises during capture. A captured
+graph keeps using the plans it captured: loading a state dict or changing
+which params have grads afterwards invalidates it.
+
+Not implemented (NotImplementedError): amsgrad=True, maximize=True,
+differentiable=True, float64/complex params, non-contiguous params or grads
+(e.g. channels_last). Sparse grads and CPU params raise RuntimeError.
+"""
+
+import operator
+import os
+import pathlib
+import threading
+from itertools import repeat
+
+import torch
+
+import kfuse
+from kfuse import KfuseError
+from kfuse import _multi_tensor as _mt
+from kfuse._capi import check, lib
+
+from . import _spec
+from ._spec import REQUIRED, prefixed
+
+try:
+    from torch.optim.optimizer import required as _torch_required
+except ImportError:  # pragma: no cover - older torch
+    _torch_required = REQUIRED
+
+__all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Lion",
+           "optimizer_from_ir"]
+
+_get_grad = operator.attrgetter("grad")
+_SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+# Marks a hyper last written from a CUDA tensor: copied again every step.
+_FOLLOWS_TENSOR = object()
+
+_updates = {}  # resolved source -> kfuse.Update, parsed once per process
+_updates_lock = threading.Lock()
+
+
+def _update_for(variant):
+    source = variant.resolve_source()
+    with _updates_lock:
+        update = _updates.get(source)
+        if update is None:
+            update = _updates[source] = kfuse.Update(source, name=variant.name)
+    return update
+
+
+# -- MultiTensorUpdate, step by parts ----------------------------------------
+# MultiTensorUpdate.step checks and launches in one call. An optimizer must
+# check every param group before it launches any (a stale group is rebuilt
+# first) and, with grad scaling, scan every plan before any updates (one
+# found_inf for the optimizer: GradScaler skips a step whole). These adapters
+# use _multi_tensor's internals for that.
+
+def _prepare(mtu):
+    """MultiTensorUpdate.step's checks without its launch: points the plans
+    at the params' current grads and returns why a param or state moved, or
+    None."""
+    mode = mtu.check_stale
+    if not mode:
+        return None
+    if mtu._grads_of is not None:
+        mtu._follow_grads(torch, None, by_pointer=mode != "grads")
+    return mtu.stale_reason() if mode != "grads" else None
+
+
+_cuda_available = None
+
+
+def _capturing():
+    global _cuda_available
+    if _cuda_available is None:
+        _cuda_available = torch.cuda.is_available()
+    return _cuda_available and torch.cuda.is_current_stream_capturing()
+
+
+def _stream(plan):
+    return _mt._stream_handle(torch, None, plan.device)
+
+
+def _launch(plans, scaling):
+    if not scaling:
+        for plan in plans:
+            check(lib().kfuse_plan_step(plan.handle, _stream(plan)))
+        return
+    for position, plan in enumerate(plans):
+        phases = _mt._STEP_SCAN | (_mt._STEP_ZERO_FOUND_INF if position == 0
+                                   else 0)
+        check(lib().kfuse_plan_step_phases(plan.handle, phases, _stream(plan)))
+    for plan in plans:
+        check(lib().kfuse_plan_step_phases(plan.handle, _mt._STEP_UPDATE,
+                                           _stream(plan)))
+
+
+def _bind_found_inf(plan, flag):
+    check(lib().kfuse_plan_bind_found_inf(plan.handle, flag.data_ptr()))
+    plan.found_inf = flag
+
+
+class _Cohort:
+    """The params of a group that share a step count, and their plans."""
+
+    __slots__ = ("mtu", "params")
+
+    def __init__(self, mtu, params):
+        self.mtu = mtu
+        self.params = params
+
+
+class _GroupRuntime:
+    """The plans of one param group, built over the params that had a grad
+    (`pattern`), and the hyperparameter values last sent to them."""
+
+    __slots__ = ("group", "variant", "params", "pattern", "cohorts", "sent")
+
+    def __init__(self, group, variant, params, pattern):
+        self.group = group
+        self.variant = variant
+        self.params = list(params)
+        self.pattern = pattern
+        self.cohorts = []
+        self.sent = {}
+
+    def matches(self, group, variant, params, pattern):
+        return (group is self.group and variant is self.variant and
+                len(params) == len(self.params) and
+                all(map(operator.is_, params, self.params)) and
+                pattern == self.pattern)
+
+    def plans(self):
+        return [plan for cohort in self.cohorts for plan in cohort.mtu.plans]
+
+    def write(self, name, value, capturing):
+        """Writes a hyper into every plan: a CUDA tensor by a device copy, a
+        number by set_hyper, or by a fill kernel while capturing (a host
+        write cannot be captured; the fill replays the value)."""
+        for cohort in self.cohorts:
+            mtu = cohort.mtu
+            if isinstance(value, torch.Tensor):
+                source = value.detach().reshape(())
+                for slot in mtu.hyper_tensors(name):
+                    slot.copy_(source)
+            elif capturing:
+                for slot in mtu.hyper_tensors(name):
+                    slot.fill_(value)
+            else:
+                mtu.set_hyper(name, value)
+
+    def sync(self, name, value, capturing):
+        """Sends `value` when it differs from the last one sent."""
+        if isinstance(value, torch.Tensor):
+            if value.device.type == "cuda":
+                self.write(name, value, capturing)
+                self.sent[name] = _FOLLOWS_TENSOR
+                return
+            value = float(value)  # a CPU tensor: no device sync
+        if self.sent.get(name, _FOLLOWS_TENSOR) != value:
+            self.write(name, value, capturing)
+            self.sent[name] = value
+
+
+class KfuseOptimizer(torch.optim.Optimizer):
+    """A torch.optim.Optimizer whose step is kfuse multi-tensor launches (see
+    the module's documentation). Subclasses set `_kfuse_spec`; AdamW, Adam,
+    SGD, Lion and optimizer_from_ir() make them.
+
+    `check_stale` (keyword only) is MultiTensorUpdate's: True checks every
+    tensor's address each step (a moved param or state triggers a rebuild),
+    "grads" only follows reallocated grads, False checks nothing (the grads
+    must then never move either: zero_grad(set_to_none=False)).
+    """
+
+    _kfuse_spec = None
+    # GradScaler then hands this optimizer the scale instead of unscaling
+    # and checking the grads itself.
+    _step_supports_amp_scaling = True
+
+    def __init__(self, params, defaults, check_stale=True):
+        spec = self._kfuse_spec
+        if spec is None:
+            raise TypeError("KfuseOptimizer has no update: use AdamW, Adam, "
+                            "SGD, Lion or optimizer_from_ir()")
+        if check_stale not in (True, False, "grads"):
+            raise ValueError(f"check_stale={check_stale!r}; expected True, "
+                             "False or \"grads\"")
+        spec.check_supported(defaults)
+        self._kfuse_reset(check_stale)
+        super().__init__(params, defaults)
+
+    def _kfuse_reset(self, check_stale=True):
+        self._kfuse_check_stale = check_stale
+        self._kfuse_runtimes = []  # one per param group, built lazily
+        self._kfuse_hidden_steps = {}  # param -> count ("hidden" variants)
+        self._kfuse_grad_scaling = False
+        self._kfuse_found_inf = {}  # device -> the flag every plan shares
+
+    @property
+    def _kfuse_name(self):
+        return prefixed(self._kfuse_spec.name)
+
+    # -- torch.optim.Optimizer ----------------------------------------------
+
+    def add_param_group(self, param_group):
+        if isinstance(param_group, dict):
+            merged = dict(self.defaults)
+            merged.update(param_group)
+            self._kfuse_spec.check_supported(merged)
+        super().add_param_group(param_group)
+
+    def step(self, closure=None, *, grad_scaler=None):
+        """Performs one optimization step: one kfuse launch per param group
+        and dtype signature.
+
+        closure: reevaluates the model and returns the loss (run under
+        torch.enable_grad()). grad_scaler: passed by GradScaler.step.
+        """
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        with torch.no_grad():
+            self._kfuse_step(grad_scaler)
+        return loss
+
+    def state_dict(self):
+        """torch.optim's state dict, step counts refreshed from the device."""
+        self.sync_state()
+        return super().state_dict()
+
+    def load_state_dict(self, state_dict):
+        """Loads a torch.optim state dict (from this class or its torch.optim
+        peer); the plans are rebuilt at the next step."""
+        _spec.check_state_dict(self._kfuse_spec, state_dict,
+                               [len(g["params"]) for g in self.param_groups])
+        super().load_state_dict(state_dict)
+
+    def __setstate__(self, state):
+        # load_state_dict and unpickling land here: the plans were built on
+        # the old state's tensors.
+        for runtime in self.__dict__.get("_kfuse_runtimes") or []:
+            if runtime is not None:
+                self._kfuse_retire(runtime, flush=False)
+        super().__setstate__(state)
+        if "_kfuse_check_stale" not in self.__dict__:
+            self._kfuse_reset()
+        self._kfuse_runtimes = []
+        self._kfuse_hidden_steps = {}
+        spec = self._kfuse_spec
+        for group in self.param_groups:
+            for key, value in spec.defaults.items():
+                if value is not REQUIRED:
+                    group.setdefault(key, value)
+            group.update(spec.forced)
+            for param in group["params"]:
+                state_of = self.state.get(param)
+                if state_of and state_of.get("step") is not None and \
+                        not torch.is_tensor(state_of["step"]):
+                    state_of["step"] = self._kfuse_step_tensor(
+                        group, param, float(state_of["step"]))
+
+    # -- kfuse ----------------------------------------------------------------
+
+    def sync_state(self):
+        """Refreshes optimizer.state[p]['step'] from the plans' device step
+        counts (a host sync, except for capturable/fused groups)."""
+        for runtime in self._kfuse_runtimes:
+            if runtime is not None:
+                self._kfuse_flush(runtime, sync=False)
+
+    @property
+    def launches_per_step(self):
+        """Kernel launches of the plans built so far, per step."""
+        return sum(cohort.mtu.launches_per_step
+                   for runtime in self._kfuse_runtimes if runtime is not None
+                   for cohort in runtime.cohorts)
+
+    def _kfuse_refuse_in_capture(self, capturing, why):
+        if capturing:
+            raise RuntimeError(
+                f"{self._kfuse_name}: {why}, which cannot happen during CUDA "
+                "graph capture; run an eager step first, with the same params "
+                "having grads")
+
+    def _kfuse_step(self, grad_scaler):
+        spec = self._kfuse_spec
+        capturing = _capturing()
+        scale, scaler = self._kfuse_amp(grad_scaler)
+        if scale is not None and not self._kfuse_grad_scaling:
+            self._kfuse_refuse_in_capture(
+                capturing, "the first grad-scaled step rebuilds the plans")
+            self._kfuse_drop_runtimes()
+            self._kfuse_grad_scaling = True
+
+        groups = self.param_groups
+        runtimes = self._kfuse_runtimes
+        for runtime in runtimes[len(groups):]:
+            if runtime is not None:
+                self._kfuse_retire(runtime)
+        del runtimes[len(groups):]
+        runtimes.extend([None] * (len(groups) - len(runtimes)))
+
+        active = []
+        for index, group in enumerate(groups):
+            spec.check_supported(group)
+            variant = spec.variant(group)
+            params = group["params"]
+            grads = list(map(_get_grad, params))
+            pattern = list(map(operator.is_not, grads, repeat(None)))
+            runtime = runtimes[index]
+            if runtime is None or not runtime.matches(group, variant, params,
+                                                      pattern):
+                self._kfuse_refuse_in_capture(
+                    capturing, f"param group {index} needs a new plan (first "
+                    "step, other params with grads, or a new state)")
+                runtime = runtimes[index] = self._kfuse_build(
+                    index, group, variant, params, grads, pattern, runtime)
+            if runtime.cohorts:
+                active.append(index)
+        if not active:
+            return
+
+        # Every check before any launch: a stale group is rebuilt first.
+        for index in active:
+            reason = self._kfuse_prepare(runtimes[index], capturing)
+            if reason is None:
+                continue
+            self._kfuse_refuse_in_capture(capturing,
+                                          f"param group {index}: {reason}")
+            group = groups[index]
+            old = runtimes[index]
+            grads = list(map(_get_grad, group["params"]))
+            runtime = runtimes[index] = self._kfuse_build(
+                index, group, old.variant, group["params"], grads, old.pattern,
+                old)
+            reason = self._kfuse_prepare(runtime, capturing)
+            if reason is not None:
+                raise RuntimeError(f"{self._kfuse_name}: param group {index} "
+                                   f"is stale right after a rebuild: {reason}")
+
+        plans = [plan for index in active for plan in runtimes[index].plans()]
+        scaling = self._kfuse_grad_scaling
+        if scaling:
+            devices = {plan.device for plan in plans}
+            if len(devices) > 1:
+                raise NotImplementedError(
+                    f"{self._kfuse_name}: grad scaling over params on "
+                    f"{len(devices)} devices ({', '.join(map(str, devices))})"
+                    ": a skipped step must be skipped on all of them; use one "
+                    "optimizer per device")
+            if isinstance(scale, torch.Tensor):
+                inv_scale = scale.detach().double().reciprocal()
+            else:
+                inv_scale = 1.0
+        for index in active:
+            runtime = runtimes[index]
+            for name, value in runtime.variant.plan_hypers(groups[index]):
+                runtime.sync(name, value, capturing)
+            if scaling:
+                runtime.sync("inv_scale", inv_scale, capturing)
+        _launch(plans, scaling)
+        if scaler is not None:
+            self._kfuse_report_found_inf(scaler, plans)
+
+    def _kfuse_prepare(self, runtime, capturing):
+        for cohort in runtime.cohorts:
+            try:
+                reason = _prepare(cohort.mtu)
+            except KfuseError as error:
+                if capturing:
+                    raise RuntimeError(
+                        f"{self._kfuse_name}: {error}; during CUDA graph "
+                        "capture the grads must be the tensors of the eager "
+                        "steps before: zero them with "
+                        "zero_grad(set_to_none=False), so that backward "
+                        "accumulates into them in place") from error
+                raise
+            if reason is not None:
+                return reason
+        return None
+
+    def _kfuse_amp(self, grad_scaler):
+        """(scale, scaler to report found_inf to): scale is a tensor to
+        unscale by, 1.0 (grads already unscaled) or None (no scaling)."""
+        if grad_scaler is not None:
+            state = grad_scaler._per_optimizer_states[id(self)]
+            if getattr(state.get("stage"), "name", None) == "UNSCALED":
+                # scaler.unscale_(opt) ran (e.g. for clipping): the grads are
+                # unscaled and the scaler recorded found_inf itself.
+                return 1.0, None
+            scale = grad_scaler._get_scale_async()
+            if scale is None:
+                raise RuntimeError(f"{self._kfuse_name}: the GradScaler has "
+                                   "no scale yet; call scaler.scale(loss) "
+                                   "first")
+            return scale, grad_scaler
+        # GradScaler's newer protocol: it checked the grads itself and set
+        # these attributes for the step (grad_scale None: already unscaled).
+        attributes = self.__dict__
+        if "grad_scale" in attributes or "found_inf" in attributes:
+            grad_scale = attributes.get("grad_scale")
+            return (1.0 if grad_scale is None else grad_scale), None
+        return None, None
+
+    def _kfuse_report_found_inf(self, scaler, plans):
+        if hasattr(scaler, "_found_inf_per_device"):
+            found = scaler._found_inf_per_device(self)
+        else:
+            found = scaler._per_optimizer_states[id(self)][
+                "found_inf_per_device"]
+        for plan in plans:
+            # A copy: update() adds the flags of several optimizers into the
+            # first one in place.
+            found[plan.device] = plan.found_inf.reshape(()).clone()
+
+    def _kfuse_flag(self, device):
+        flag = self._kfuse_found_inf.get(device)
+        if flag is None:
+            flag = torch.zeros(1, dtype=torch.float32, device=device)
+            self._kfuse_found_inf[device] = flag
+        return flag
+
+    # -- plans ----------------------------------------------------------------
+
+    def _kfuse_build(self, index, group, variant, params, grads, pattern, old):
+        if old is not None:
+            self._kfuse_retire(old)
+        runtime = _GroupRuntime(group, variant, params, pattern)
+        chosen = [(position, param) for position, (param, grad)
+                  in enumerate(zip(params, grads)) if grad is not None]
+        if not chosen:
+            return runtime
+        for position, param in chosen:
+            self._kfuse_check_param(index, position, param)
+        members = [param for _, param in chosen]
+        steps = [self._kfuse_init_state(index, position, group, variant, param)
+                 for position, param in chosen]
+        initial = {}
+        for name, value in variant.plan_hypers(group):
+            initial[name] = float(value) if isinstance(value, torch.Tensor) \
+                else value
+        update = _update_for(variant)
+        for cohort in _spec.step_cohorts(steps):
+            cohort_params = [members[i] for i in cohort]
+            states = {ir_name: [self.state[p][key] for p in cohort_params]
+                      for key, ir_name in variant.states}
+            hypers = dict(initial)
+            if variant.step is not None:
+                hypers["step"] = steps[cohort[0]]
+            mtu = kfuse.multi_tensor(update, params=cohort_params,
+                                     states=states,
+                                     grad_scaling=self._kfuse_grad_scaling,
+                                     check_stale=self._kfuse_check_stale,
+                                     **hypers)
+            if self._kfuse_grad_scaling:
+                for plan in mtu.plans:
+                    _bind_found_inf(plan, self._kfuse_flag(plan.device))
+            runtime.cohorts.append(_Cohort(mtu, cohort_params))
+        runtime.sent = dict(initial)
+        if self._kfuse_grad_scaling:
+            runtime.sent["inv_scale"] = 1.0
+        return runtime
+
+    def _kfuse_check_param(self, index, position, param):
+        where = f"{self._kfuse_name}: param {position} of param group {index}"
+        grad = param.grad
+        if param.device.type != "cuda":
+            raise RuntimeError(f"{where} is on {param.device}; kfuse "
+                               "optimizers update CUDA tensors only")
+        if param.dtype not in _SUPPORTED_DTYPES:
+            raise NotImplementedError(f"{where} is {param.dtype}; kfuse "
+                                      "updates float32, bfloat16 and float16 "
+                                      "params")
+        if grad.is_sparse:
+            raise RuntimeError(f"{where} has a sparse grad; "
+                               f"{self._kfuse_spec.name} does not support "
+                               "sparse gradients")
+        if grad.shape != param.shape or grad.device != param.device:
+            raise RuntimeError(f"{where} is {tuple(param.shape)} on "
+                               f"{param.device} but its grad is "
+                               f"{tuple(grad.shape)} on {grad.device}")
+        if grad.dtype not in _SUPPORTED_DTYPES:
+            raise NotImplementedError(f"{where} has a {grad.dtype} grad; "
+                                      "kfuse reads float32, bfloat16 and "
+                                      "float16 grads")
+        if not param.is_contiguous() or not grad.is_contiguous():
+            raise NotImplementedError(f"{where} or its grad is not contiguous "
+                                      "(e.g. channels_last); kfuse updates "
+                                      "contiguous tensors")
+
+    def _kfuse_init_state(self, index, position, group, variant, param):
+        """Allocates the param's missing state (torch's lazy init) and
+        returns its step count (None without one)."""
+        if not variant.states and variant.step != "exposed":
+            return None
+        state = self.state[param]
+        if variant.step == "exposed" and state.get("step") is None:
+            state["step"] = self._kfuse_step_tensor(group, param, 0.0)
+        created = False
+        for key, _ in variant.states:
+            tensor = state.get(key)
+            if tensor is None:
+                state[key] = torch.zeros_like(
+                    param, memory_format=torch.preserve_format)
+                created = True
+                continue
+            where = (f"{self._kfuse_name}: state '{key}' of param {position} "
+                     f"of param group {index}")
+            if not isinstance(tensor, torch.Tensor) or \
+                    tensor.shape != param.shape or \
+                    tensor.device != param.device:
+                raise RuntimeError(
+                    f"{where} is " + (f"{tuple(tensor.shape)} on "
+                                      f"{tensor.device}"
+                                      if isinstance(tensor, torch.Tensor)
+                                      else type(tensor).__name__) +
+                    f", the param {tuple(param.shape)} on {param.device}")
+            if tensor.dtype not in _SUPPORTED_DTYPES or \
+                    not tensor.is_contiguous():
+                raise NotImplementedError(
+                    f"{where} is {tensor.dtype}"
+                    f"{'' if tensor.is_contiguous() else ', not contiguous'}; "
+                    "kfuse keeps contiguous float32, bfloat16 or float16 "
+                    "states")
+        if variant.step == "exposed":
+            return _spec.step_value(state["step"])
+        if variant.step == "hidden":
+            # A fresh buffer takes the first step's form (SGD: buf = g); one
+            # loaded or kept from before has taken steps.
+            if created:
+                self._kfuse_hidden_steps[param] = 0.0
+            return self._kfuse_hidden_steps.setdefault(param, 1.0)
+        return None
+
+    def _kfuse_step_tensor(self, group, param, value):
+        """state['step'] as torch keeps it: a float32 scalar, on the CPU
+        unless the group is capturable or fused (then on the param's
+        device). `value` is a float or a 0-dim CUDA tensor (copied there)."""
+        fused = bool(group.get("fused"))
+        dtype = (torch.float32 if fused or
+                 torch.get_default_dtype() != torch.float64 else torch.float64)
+        if group.get("capturable") or fused:
+            if isinstance(value, torch.Tensor):
+                return value.detach().to(device=param.device, dtype=dtype,
+                                         copy=True)
+            return torch.tensor(float(value), dtype=dtype, device=param.device)
+        return torch.tensor(float(value), dtype=dtype)
+
+    def _kfuse_flush(self, runtime, sync):
+        """Writes the plans' step counts back to the params' state; without
+        `sync`, capturable/fused groups copy them on the device and hidden
+        counts (needed only for a rebuild) stay on the device."""
+        variant = runtime.variant
+        group = runtime.group
+        if variant.step is None or group is None:
+            return
+        if variant.step == "hidden" and not sync:
+            return
+        on_device = (not sync and
+                     bool(group.get("capturable") or group.get("fused")))
+        for cohort in runtime.cohorts:
+            if on_device:
+                value = cohort.mtu.hyper_tensors("step")[0]
+            else:
+                value = cohort.mtu.get_hyper("step")
+            for param in cohort.params:
+                if variant.step == "exposed":
+                    self.state[param]["step"] = self._kfuse_step_tensor(
+                        group, param, value)
+                else:
+                    self._kfuse_hidden_steps[param] = value
+
+    def _kfuse_retire(self, runtime, flush=True):
+        if flush:
+            self._kfuse_flush(runtime, sync=True)
+        runtime.group = None  # never matches again
+        runtime.cohorts = []
+
+    def _kfuse_drop_runtimes(self):
+        for runtime in self._kfuse_runtimes:
+            if runtime is not None:
+                self._kfuse_retire(runtime)
+        self._kfuse_runtimes = []
+
+
+class Adam(KfuseOptimizer):
+    """torch.optim.Adam over library/optim/adam.mlir (L2 weight decay added
+    to the grad), or adamw.mlir with decoupled_weight_decay=True. amsgrad,
+    maximize and differentiable raise NotImplementedError; foreach, fused
+    and capturable are accepted (a step is one fused launch either way);
+    capturable/fused keep state['step'] on the param's device, as torch."""
+
+    _kfuse_spec = _spec.ADAM
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=0, amsgrad=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False,
+                 fused=None, decoupled_weight_decay=False, check_stale=True):
+        _spec.check_adam_args(lr, betas, eps, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable,
+                        fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults, check_stale)
+
+
+class AdamW(Adam):
+    """torch.optim.AdamW over library/optim/adamw.mlir (decoupled weight
+    decay); see Adam for the options."""
+
+    _kfuse_spec = _spec.ADAMW
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=1e-2, amsgrad=False, *, maximize=False,
+                 foreach=None, capturable=False, differentiable=False,
+                 fused=None, check_stale=True):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad,
+                         foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True,
+                         check_stale=check_stale)
+
+
+class SGD(KfuseOptimizer):
+    """torch.optim.SGD over library/optim/sgd.mlir (momentum, dampening,
+    Nesterov, coupled L2 weight decay as torch's); momentum=0 runs a
+    state-free update. state[p] holds 'momentum_buffer' when momentum is
+    nonzero, as torch. maximize and differentiable raise
+    NotImplementedError."""
+
+    _kfuse_spec = _spec.SGD
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0,
+                 weight_decay=0, nesterov=False, *, maximize=False,
+                 foreach=None, differentiable=False, fused=None,
+                 check_stale=True):
+        _spec.check_sgd_args(lr, momentum, dampening, weight_decay, nesterov)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov,
+                        maximize=maximize, foreach=foreach,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults, check_stale)
+
+
+class Lion(KfuseOptimizer):
+    """Lion (Chen et al., 2023) over library/optim/lion.mlir: decoupled
+    weight decay, p -= lr * sign(beta1 * m + (1 - beta1) * g), then
+    m = beta2 * m + (1 - beta2) * g. state[p] holds 'exp_avg'."""
+
+    _kfuse_spec = _spec.LION
+
+    def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0,
+                 *, check_stale=True):
+        _spec.check_lion_args(lr, betas, weight_decay)
+        defaults = dict(lr=lr, betas=betas, weight_decay=weight_decay)
+        super().__init__(params, defaults, check_stale)
+
+
+def _class_name(path):
+    stem = pathlib.Path(path).stem if "\n" not in path else ""
+    name = "".join(part[:1].upper() + part[1:]
+                   for part in stem.replace("-", "_").split("_") if part)
+    return name if name.isidentifier() else "IrOptimizer"
+
+
+def optimizer_from_ir(path, state_names=None, hyper_map=None, name=None):
+    """A KfuseOptimizer class running the update in `path` (a .mlir file or
+    IR text; one param and one grad argument).
+
+    Its hyperparameters become param-group options with the IR's defaults
+    (the shortest decimal of each f32 default), accepted as keywords or
+    positionally in IR order; "step" is the step count, kept as
+    state[p]['step']. `hyper_map` {option: IR hyper or tuple of hypers}
+    renames or bundles them, e.g. {"betas": ("beta1", "beta2")};
+    `state_names` orders ([...]) or renames ({IR name: key}) the states
+    kept in state[p]. The class also takes capturable, foreach, fused,
+    maximize=False and differentiable=False, and check_stale.
+
+        AdamW2 = kfuse.torch.optimizer_from_ir(
+            "library/optim/adamw.mlir",
+            hyper_map={"betas": ("beta1", "beta2")})
+        opt = AdamW2(model.parameters(), lr=3e-4, betas=(0.9, 0.95))
+    """
+    path = os.fspath(path)
+    is_text = "\n" in path or "func.func" in path
+    source = path if is_text else os.path.abspath(path)
+    class_name = name or _class_name(path)
+    update = kfuse.Update(source, name=class_name)
+    spec = _spec.spec_from_ir(update.args, class_name, state_names, hyper_map,
+                              source=source)
+    with _updates_lock:
+        _updates.setdefault(spec.variant({}).resolve_source(), update)
+
+    def __init__(self, params, *args, check_stale=True, **options):
+        defaults = spec.constructor_defaults(args, options)
+        defaults = {key: (_torch_required if value is REQUIRED else value)
+                    for key, value in defaults.items()}
+        KfuseOptimizer.__init__(self, params, defaults, check_stale)
+
+    options = ", ".join(f"{key}={value!r}" for key, value in
+                        spec.defaults.items())
+    return type(class_name, (KfuseOptimizer,), {
+        "__init__": __init__,
+        "__module__": __name__,
+        "__doc__": f"A kfuse optimizer over {path if not is_text else 'IR'}"
+                   f"; options: {options}.",
+        "_kfuse_spec": spec,
+    })

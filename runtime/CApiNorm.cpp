@@ -1,0 +1,206 @@
+//===- CApiNorm.cpp - the C API over norm kernels -------------------------===//
+//
+// The kfuse_norm_* functions of kfuse.h. Their failures are reported through
+// kfuse_last_error(), like every other function's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kfuse.h"
+
+#include "runtime/CApiSupport.h"
+#include "runtime/Errors.h"
+#include "runtime/Norm.h"
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace kfuse;
+
+struct kfuse_norm {
+  std::unique_ptr<Norm> norm;
+};
+
+using namespace kfuse::capi;
+
+namespace {
+
+/// The DType of C dtype code `code`, if it names one.
+std::optional<DType> dtypeOfCode(int32_t code) {
+  switch (code) {
+  case KFUSE_F32:
+    return DType::f32;
+  case KFUSE_BF16:
+    return DType::bf16;
+  case KFUSE_F16:
+    return DType::f16;
+  default:
+    return std::nullopt;
+  }
+}
+
+kfuse_status created(llvm::Expected<std::unique_ptr<Norm>> norm,
+                     kfuse_norm **out) {
+  if (!norm)
+    return fail(norm.takeError());
+  *out = new kfuse_norm{std::move(*norm)};
+  return succeed();
+}
+
+int32_t roleCode(NormArg::Role role) {
+  switch (role) {
+  case NormArg::Role::input:
+    return KFUSE_ROLE_INPUT;
+  case NormArg::Role::output:
+    return KFUSE_ROLE_OUTPUT;
+  case NormArg::Role::hyper:
+    return KFUSE_ROLE_HYPER;
+  }
+  return -1;
+}
+
+int32_t shapeCode(NormShape shape) {
+  switch (shape) {
+  case NormShape::full:
+    return KFUSE_SHAPE_FULL;
+  case NormShape::row:
+    return KFUSE_SHAPE_ROW;
+  case NormShape::col:
+    return KFUSE_SHAPE_COL;
+  case NormShape::scalar:
+    return KFUSE_SHAPE_SCALAR;
+  }
+  return -1;
+}
+
+} // namespace
+
+extern "C" {
+
+kfuse_status kfuse_norm_create(const char *ir_text, const char *source_name,
+                               kfuse_norm **out) {
+  return guarded([&] {
+    if (!out)
+      return fail(KFUSE_INVALID_ARGUMENT, "out is null");
+    *out = nullptr;
+    if (!ir_text)
+      return fail(KFUSE_INVALID_ARGUMENT, "ir_text is null");
+    return created(Norm::create(ir_text, source_name ? source_name : "<norm>"),
+                   out);
+  });
+}
+
+kfuse_status kfuse_norm_create_from_file(const char *path, kfuse_norm **out) {
+  return guarded([&] {
+    if (!out)
+      return fail(KFUSE_INVALID_ARGUMENT, "out is null");
+    *out = nullptr;
+    if (!path)
+      return fail(KFUSE_INVALID_ARGUMENT, "path is null");
+    return created(Norm::createFromFile(path), out);
+  });
+}
+
+void kfuse_norm_destroy(kfuse_norm *norm) { delete norm; }
+
+size_t kfuse_norm_num_args(const kfuse_norm *norm) {
+  return norm ? norm->norm->args().size() : 0;
+}
+
+kfuse_status kfuse_norm_arg_info(const kfuse_norm *norm, size_t index,
+                                 kfuse_norm_arg_desc *out) {
+  return guarded([&] {
+    if (!norm || !out)
+      return fail(KFUSE_INVALID_ARGUMENT, "norm or out is null");
+    llvm::ArrayRef<NormArg> args = norm->norm->args();
+    if (index >= args.size())
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "argument index " + std::to_string(index) +
+                      " out of range: the norm has " +
+                      std::to_string(args.size()) + " arguments");
+    const NormArg &info = args[index];
+    out->name = info.name.c_str();
+    out->role = roleCode(info.role);
+    out->shape = shapeCode(info.shape);
+    out->has_default = info.defaultValue.has_value();
+    out->default_value = info.defaultValue.value_or(0.0);
+    return succeed();
+  });
+}
+
+size_t kfuse_norm_num_launches(const kfuse_norm *norm) {
+  return norm ? norm->norm->launchesPerCall() : 0;
+}
+
+kfuse_status kfuse_norm_launch(kfuse_norm *norm, const kfuse_arg *args,
+                               size_t nargs, int64_t rows, int64_t cols,
+                               void *stream) {
+  return guarded([&] {
+    if (!norm)
+      return fail(KFUSE_INVALID_ARGUMENT, "norm is null");
+    if (!args && nargs != 0)
+      return fail(KFUSE_INVALID_ARGUMENT, "args is null");
+    llvm::ArrayRef<NormArg> infos = norm->norm->args();
+    std::vector<LaunchArg> launchArgs(nargs);
+    for (size_t i = 0; i < nargs; ++i) {
+      const kfuse_arg &arg = args[i];
+      LaunchArg &launchArg = launchArgs[i];
+      launchArg.data = arg.data;
+      launchArg.numel = arg.numel;
+      launchArg.value = arg.value;
+      bool isTensor = i < infos.size() && infos[i].role != NormArg::Role::hyper;
+      if (!isTensor)
+        continue;
+      std::optional<DType> dtype = dtypeOfCode(arg.dtype);
+      if (!dtype)
+        return fail(KFUSE_INVALID_ARGUMENT, "tensor '" + infos[i].name +
+                                                "' has unknown dtype code " +
+                                                std::to_string(arg.dtype));
+      launchArg.dtype = *dtype;
+    }
+    if (llvm::Error error = norm->norm->launch(launchArgs, rows, cols,
+                                               static_cast<CUstream>(stream)))
+      return fail(std::move(error));
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_norm_bytes(const kfuse_norm *norm, const int32_t *dtypes,
+                              size_t ndtypes, int64_t rows, int64_t cols,
+                              uint64_t *out) {
+  return guarded([&] {
+    if (!norm || !out)
+      return fail(KFUSE_INVALID_ARGUMENT, "norm or out is null");
+    llvm::ArrayRef<NormArg> infos = norm->norm->args();
+    if (dtypes && ndtypes != infos.size())
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "expected " + std::to_string(infos.size()) +
+                      " dtypes (one per argument), got " +
+                      std::to_string(ndtypes));
+    if (rows < 0 || cols < 1)
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "rows must be at least 0 and cols at least 1, got " +
+                      std::to_string(rows) + " x " + std::to_string(cols));
+    std::vector<DType> storage;
+    if (dtypes) {
+      for (size_t i = 0; i < ndtypes; ++i) {
+        if (infos[i].role == NormArg::Role::hyper) {
+          storage.push_back(DType::f32);
+          continue;
+        }
+        std::optional<DType> dtype = dtypeOfCode(dtypes[i]);
+        if (!dtype)
+          return fail(KFUSE_INVALID_ARGUMENT, "tensor '" + infos[i].name +
+                                                  "' has unknown dtype code " +
+                                                  std::to_string(dtypes[i]));
+        storage.push_back(*dtype);
+      }
+    }
+    *out = normMinimumBytes(infos, storage, rows, cols);
+    return succeed();
+  });
+}
+
+} // extern "C"

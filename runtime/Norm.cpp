@@ -1,0 +1,616 @@
+//===- Norm.cpp - compile and launch norm kernels on the GPU --------------===//
+
+#include "runtime/Norm.h"
+#include "codegen/NormPipeline.h"
+#include "runtime/Errors.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+
+#include <array>
+#include <climits>
+#include <cstdlib>
+
+namespace kfuse {
+
+/// Bump when the generated norm code changes meaning for the same inputs.
+static constexpr const char *kNormCodegenVersion = "kfuse-norm-codegen-1";
+
+static llvm::Error invalid(const llvm::Twine &message) {
+  return makeError(ErrorCode::InvalidArgument, message);
+}
+
+llvm::Expected<NormSpecialization>
+specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
+                  int64_t rows, int64_t cols) {
+  if (args.size() != infos.size()) {
+    std::string names;
+    for (const NormArg &info : infos)
+      names += (names.empty() ? "" : ", ") + info.name;
+    return invalid("expected " + llvm::Twine(infos.size()) + " arguments (" +
+                   names + "), got " + llvm::Twine(args.size()));
+  }
+  if (rows < 0)
+    return invalid("rows is " + llvm::Twine(rows) + "; it must be at least 0");
+  if (cols < 1)
+    return invalid("cols is " + llvm::Twine(cols) + "; it must be at least 1");
+  if (rows > INT64_MAX / cols)
+    return invalid(llvm::Twine(rows) + " rows of " + llvm::Twine(cols) +
+                   " columns overflow a 64-bit element count");
+
+  NormSpecialization spec;
+  spec.cols = cols;
+  spec.dtypes.assign(infos.size(), DType::f32);
+  unsigned alignment = 16;
+  auto alignTo = [&](uint64_t value) {
+    while (alignment > 1 && value % alignment != 0)
+      alignment /= 2;
+  };
+  for (auto [index, info, arg] : llvm::enumerate(infos, args)) {
+    const std::string &name = info.name;
+    if (info.role == NormArg::Role::hyper) {
+      if (arg.data)
+        return invalid("hyperparameter '" + name +
+                       "' must be a scalar value, got a pointer");
+      continue;
+    }
+    if (arg.dtype != DType::f32 && arg.dtype != DType::bf16 &&
+        arg.dtype != DType::f16)
+      return invalid("tensor '" + name + "' has unsupported dtype " +
+                     dtypeName(arg.dtype) + " (f32, bf16 or f16)");
+    int64_t expected = 0;
+    std::string needs;
+    switch (info.shape) {
+    case NormShape::full:
+      expected = rows * cols;
+      needs = "a full tensor of a " + std::to_string(rows) + " x " +
+              std::to_string(cols) + " norm needs " + std::to_string(expected);
+      break;
+    case NormShape::row:
+      expected = rows;
+      needs = "a row tensor of a " + std::to_string(rows) + "-row norm needs " +
+              std::to_string(expected);
+      break;
+    case NormShape::col:
+      expected = cols;
+      needs = "a column tensor of a " + std::to_string(cols) +
+              "-column norm needs " + std::to_string(expected);
+      break;
+    case NormShape::scalar:
+      return makeError(ErrorCode::Internal,
+                       "tensor argument '" + name + "' has a scalar shape");
+    }
+    if (arg.numel != expected)
+      return invalid("tensor '" + name + "' has " + llvm::Twine(arg.numel) +
+                     " elements; " + needs);
+    if (!arg.data && arg.numel > 0)
+      return invalid("tensor '" + name + "' is a null pointer");
+    spec.dtypes[index] = arg.dtype;
+    if (arg.data)
+      alignTo(reinterpret_cast<uintptr_t>(arg.data));
+    // Row r of a full tensor starts r * pitch bytes after the first.
+    if (info.shape == NormShape::full)
+      alignTo(uint64_t(cols) * dtypeSize(arg.dtype));
+  }
+  spec.alignment = alignment;
+  return spec;
+}
+
+std::string normCompileCacheKey(llvm::StringRef irText,
+                                const NormSpecialization &spec,
+                                llvm::StringRef arch) {
+  llvm::SHA256 hash;
+  auto field = [&](llvm::StringRef text) {
+    // Length-prefixed so that no two field lists hash alike.
+    hash.update(std::to_string(text.size()) + ":");
+    hash.update(text);
+  };
+  field(kNormCodegenVersion);
+  field(irText);
+  field(spec.key());
+  field(normTuningKey());
+  field(arch);
+  field(nvrtcVersion());
+  if (llvm::Expected<NvrtcOptions> nvrtc = nvrtcOptionsForDevice(arch)) {
+    llvm::Expected<int> number = validateArch(nvrtc->arch);
+    if (number)
+      for (const std::string &option : nvrtcCommandLine(*nvrtc, *number))
+        field(option);
+    else
+      llvm::consumeError(number.takeError());
+  } else {
+    llvm::consumeError(nvrtc.takeError());
+  }
+  std::array<uint8_t, 32> digest = hash.final();
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+unsigned normBlocksPerSmOverride() {
+  if (const char *text = std::getenv("KFUSE_NORM_BLOCKS_PER_SM")) {
+    unsigned parsed = 0;
+    if (!llvm::StringRef(text).getAsInteger(10, parsed) && parsed > 0)
+      return parsed;
+  }
+  return 0;
+}
+
+unsigned normGridSize(const NormPlan &plan, int64_t rows, int smCount,
+                      unsigned blocksPerSm) {
+  if (rows <= 0)
+    return 1;
+  int64_t rowsPerBlock = std::max(plan.rowsPerBlock, 1u);
+  int64_t blocks = (rows + rowsPerBlock - 1) / rowsPerBlock;
+  if (plan.maxGridBlocks)
+    blocks = std::min<int64_t>(blocks, plan.maxGridBlocks);
+  if (!plan.columnOutputs.empty())
+    blocks = std::min<int64_t>(
+        blocks, std::max<int64_t>(int64_t(smCount) * blocksPerSm, 1));
+  // The grid's x dimension holds at most 2^31 - 1 blocks.
+  blocks = std::min<int64_t>(blocks, INT32_MAX);
+  return static_cast<unsigned>(std::max<int64_t>(blocks, 1));
+}
+
+uint64_t normMinimumBytes(llvm::ArrayRef<NormArg> infos,
+                          llvm::ArrayRef<DType> dtypes, int64_t rows,
+                          int64_t cols) {
+  uint64_t bytes = 0;
+  for (auto [index, info] : llvm::enumerate(infos)) {
+    uint64_t elements = 0;
+    switch (info.shape) {
+    case NormShape::full:
+      elements = uint64_t(rows) * uint64_t(cols);
+      break;
+    case NormShape::row:
+      elements = uint64_t(rows);
+      break;
+    case NormShape::col:
+      elements = uint64_t(cols);
+      break;
+    case NormShape::scalar:
+      continue;
+    }
+    DType dtype = index < dtypes.size() ? dtypes[index] : DType::f32;
+    bytes += elements * dtypeSize(dtype);
+  }
+  return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// The compiled-module cache and the workspace pools
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Modules by compile key and context. Never destroyed: at process exit the
+/// driver may already be gone, and unloading into it would crash.
+struct NormModuleCache {
+  std::mutex mutex;
+  std::map<std::pair<std::string, CUcontext>, std::shared_ptr<CompiledNorm>>
+      entries;
+
+  static NormModuleCache &get() {
+    static NormModuleCache *cache = new NormModuleCache();
+    return *cache;
+  }
+};
+
+/// One kfuse-private memory pool per device for column-reduction
+/// workspaces (null where the device has no memory pools). Never destroyed,
+/// like the modules.
+struct WorkspacePools {
+  std::mutex mutex;
+  std::map<CUdevice, CUmemoryPool> pools;
+
+  static WorkspacePools &get() {
+    static WorkspacePools *pools = new WorkspacePools();
+    return *pools;
+  }
+
+  llvm::Expected<CUmemoryPool> poolFor(CudaDriver &driver, CUdevice device) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = pools.find(device);
+    if (found != pools.end())
+      return found->second;
+    int supported = 0;
+    if (llvm::Error error = driver.check(
+            driver.cuDeviceGetAttribute(
+                &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device),
+            "cuDeviceGetAttribute"))
+      return std::move(error);
+    CUmemoryPool pool = nullptr;
+    if (supported) {
+      CUmemPoolProps props = {};
+      props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+      props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+      props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      props.location.id = device;
+      if (llvm::Error error = driver.check(
+              driver.cuMemPoolCreate(&pool, &props), "cuMemPoolCreate"))
+        return std::move(error);
+      // Keep freed memory in the pool: the next launch's workspace then
+      // costs no system call, and timing loops that synchronize often do
+      // not pay for remapping it.
+      cuuint64_t threshold = UINT64_MAX;
+      if (llvm::Error error = driver.check(
+              driver.cuMemPoolSetAttribute(
+                  pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+              "cuMemPoolSetAttribute"))
+        return std::move(error);
+    }
+    pools[device] = pool;
+    return pool;
+  }
+};
+
+/// A column-reduction workspace, freed on the launch stream (stream
+/// ordered) when it goes out of scope.
+class Workspace {
+public:
+  static llvm::Expected<std::unique_ptr<Workspace>>
+  allocate(CudaDriver &driver, const DeviceInfo &device, CUstream stream,
+           uint64_t bytes) {
+    std::unique_ptr<Workspace> workspace(new Workspace(driver, stream));
+    llvm::Expected<CUmemoryPool> pool =
+        WorkspacePools::get().poolFor(driver, device.device);
+    if (!pool)
+      return pool.takeError();
+    if (*pool) {
+      if (llvm::Error error = driver.check(
+              driver.cuMemAllocFromPoolAsync(&workspace->pointer, bytes, *pool,
+                                             stream),
+              "cuMemAllocFromPoolAsync of a " + llvm::Twine(bytes) +
+                  "-byte column-reduction workspace"))
+        return std::move(error);
+      workspace->pooled = true;
+      return std::move(workspace);
+    }
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (llvm::Error error =
+            driver.check(driver.cuStreamIsCapturing(stream, &capture),
+                         "cuStreamIsCapturing"))
+      return std::move(error);
+    if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+      return makeError(ErrorCode::Launch,
+                       "norms with column reductions need stream-ordered "
+                       "memory pools to be captured, and this device has "
+                       "none");
+    if (llvm::Error error =
+            driver.check(driver.cuMemAlloc(&workspace->pointer, bytes),
+                         "cuMemAlloc of a " + llvm::Twine(bytes) +
+                             "-byte column-reduction workspace"))
+      return std::move(error);
+    return std::move(workspace);
+  }
+
+  ~Workspace() {
+    if (!pointer)
+      return;
+    if (pooled) {
+      driver.cuMemFreeAsync(pointer, stream);
+      return;
+    }
+    // Without pools the kernels reading the workspace must finish first.
+    driver.cuStreamSynchronize(stream);
+    driver.cuMemFree(pointer);
+  }
+
+  CUdeviceptr get() const { return pointer; }
+
+private:
+  Workspace(CudaDriver &driver, CUstream stream)
+      : driver(driver), stream(stream) {}
+  CudaDriver &driver;
+  CUstream stream;
+  CUdeviceptr pointer = 0;
+  bool pooled = false;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Norm
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<std::unique_ptr<Norm>> Norm::create(llvm::StringRef text,
+                                                   llvm::StringRef sourceName) {
+  llvm::Expected<std::vector<NormArg>> infos = describeNorm(text, sourceName);
+  if (!infos)
+    return withCode(infos.takeError(), ErrorCode::Parse);
+  std::unique_ptr<Norm> norm(new Norm());
+  norm->irText = text.str();
+  norm->name = sourceName.str();
+  norm->argInfos = std::move(*infos);
+  return std::move(norm);
+}
+
+llvm::Expected<std::unique_ptr<Norm>>
+Norm::createFromFile(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return makeError(ErrorCode::InvalidArgument,
+                     "cannot read '" + path +
+                         "': " + buffer.getError().message());
+  return create((*buffer)->getBuffer(), path);
+}
+
+bool Norm::hasColumnOutputs() const {
+  return llvm::any_of(argInfos, [](const NormArg &info) {
+    return info.role == NormArg::Role::output && info.shape == NormShape::col;
+  });
+}
+
+llvm::Expected<std::shared_ptr<CompiledNorm>>
+Norm::compile(const NormSpecialization &spec) {
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  llvm::Expected<DeviceInfo> device = driver->currentDevice();
+  if (!device)
+    return device.takeError();
+
+  std::string launchKey =
+      spec.key() + "|" + normTuningKey() + "|" +
+      std::to_string(reinterpret_cast<uintptr_t>(device->context));
+  {
+    std::lock_guard<std::mutex> lock(compiledMutex);
+    auto found = compiledByLaunchKey.find(launchKey);
+    if (found != compiledByLaunchKey.end())
+      return found->second;
+  }
+  llvm::Expected<std::shared_ptr<CompiledNorm>> compiled =
+      compileUncached(spec, *driver, *device);
+  if (!compiled)
+    return compiled.takeError();
+  std::lock_guard<std::mutex> lock(compiledMutex);
+  compiledByLaunchKey[launchKey] = *compiled;
+  return compiled;
+}
+
+/// Checks that `plan` is one this runtime can launch for `infos`: what the
+/// launch ABI relies on, so that a code generator bug becomes an error
+/// instead of a wrong launch.
+static llvm::Error checkPlan(const NormPlan &plan,
+                             llvm::ArrayRef<NormArg> infos,
+                             const NormSpecialization &spec) {
+  auto internal = [&](const llvm::Twine &message) {
+    return makeError(ErrorCode::Internal, "norm plan '" + plan.normName +
+                                              "' (" + plan.location +
+                                              "): " + message);
+  };
+  if (plan.args.size() != infos.size())
+    return internal("has " + llvm::Twine(plan.args.size()) +
+                    " arguments, the function " + llvm::Twine(infos.size()));
+  if (plan.cols != spec.cols)
+    return internal("is for " + llvm::Twine(plan.cols) + " columns, not " +
+                    llvm::Twine(spec.cols));
+  if (plan.rowKernel.empty() || plan.blockSize == 0)
+    return internal("has no row kernel");
+  if (plan.columnOutputs.empty() != plan.finishKernel.empty())
+    return internal("has column reductions without a finish kernel or the "
+                    "reverse");
+  if (!plan.columnOutputs.empty() && plan.finishBlockSize == 0)
+    return internal("has a finish kernel of 0 threads");
+  for (unsigned index : plan.columnOutputs)
+    if (index >= infos.size() || infos[index].role != NormArg::Role::output ||
+        infos[index].shape != NormShape::col)
+      return internal("reduces into argument " + llvm::Twine(index) +
+                      ", not a column output");
+  return llvm::Error::success();
+}
+
+/// The function `kernelName` of `module`, checked to run `blockSize`
+/// threads with `sharedBytes` of dynamic shared memory.
+static llvm::Expected<CUfunction>
+loadKernel(CudaDriver &driver, CUmodule module, const std::string &kernelName,
+           const std::string &where, unsigned blockSize, unsigned sharedBytes) {
+  CUfunction function = nullptr;
+  if (llvm::Error error = driver.check(
+          driver.cuModuleGetFunction(&function, module, kernelName.c_str()),
+          "cuModuleGetFunction of kernel '" + kernelName + "' (" + where + ")"))
+    return std::move(error);
+  int maxThreads = 0;
+  if (llvm::Error error = driver.check(
+          driver.cuFuncGetAttribute(
+              &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
+          "cuFuncGetAttribute"))
+    return std::move(error);
+  if (maxThreads < static_cast<int>(blockSize))
+    return makeError(ErrorCode::Launch,
+                     "kernel '" + kernelName + "' (" + where + ") allows " +
+                         llvm::Twine(maxThreads) +
+                         " threads per block, its plan asks for " +
+                         llvm::Twine(blockSize));
+  // The 48 KiB default covers static and dynamic shared memory together, so
+  // a dynamic size near it may still need the opt-in: always opt in.
+  if (sharedBytes > 0)
+    if (llvm::Error error = driver.check(
+            driver.cuFuncSetAttribute(
+                function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                static_cast<int>(sharedBytes)),
+            "kernel '" + kernelName + "' (" + where + ") asking for " +
+                llvm::Twine(sharedBytes) + " bytes of shared memory"))
+      return std::move(error);
+  return function;
+}
+
+llvm::Expected<std::shared_ptr<CompiledNorm>>
+Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
+                      const DeviceInfo &device) {
+  std::string key = normCompileCacheKey(irText, spec, device.arch);
+  NormModuleCache &cache = NormModuleCache::get();
+  // One lock over lookup and compile: two threads asking for the same module
+  // compile it once.
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto found = cache.entries.find({key, device.context});
+  if (found != cache.entries.end())
+    return found->second;
+
+  auto compiled = std::make_shared<CompiledNorm>();
+  compiled->key = key;
+  compiled->context = device.context;
+  llvm::Expected<NormPlan> plan = compileNormToPlan(irText, name, spec);
+  if (!plan)
+    return withCode(plan.takeError(), ErrorCode::Compile);
+  compiled->plan = std::move(*plan);
+  const NormPlan &normPlan = compiled->plan;
+  if (llvm::Error error = checkPlan(normPlan, argInfos, spec))
+    return std::move(error);
+
+  llvm::Expected<NvrtcOptions> nvrtcOptions =
+      nvrtcOptionsForDevice(device.arch);
+  if (!nvrtcOptions)
+    return nvrtcOptions.takeError();
+  llvm::Expected<NvrtcResult> nvrtc = compileWithNvrtc(
+      normPlan.source, normPlan.normName + ".cu", *nvrtcOptions);
+  if (!nvrtc)
+    return withCode(nvrtc.takeError(), ErrorCode::Compile);
+  compiled->nvrtc = std::move(*nvrtc);
+
+  const std::string &image =
+      nvrtcOptions->ptxOnly ? compiled->nvrtc.ptx : compiled->nvrtc.cubin;
+  if (llvm::Error error = driver.check(
+          driver.cuModuleLoadData(&compiled->module, image.c_str()),
+          "cuModuleLoadData of '" + name + "' for " + device.arch))
+    return std::move(error);
+  llvm::Expected<CUfunction> row =
+      loadKernel(driver, compiled->module, normPlan.rowKernel,
+                 normPlan.location, normPlan.blockSize, normPlan.sharedBytes);
+  if (!row)
+    return row.takeError();
+  compiled->rowFunction = *row;
+  int resident = 0;
+  if (llvm::Error error = driver.check(
+          driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+              &resident, compiled->rowFunction, normPlan.blockSize,
+              normPlan.sharedBytes),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor of kernel '" +
+              normPlan.rowKernel + "' (" + normPlan.location + ")"))
+    return std::move(error);
+  if (resident < 1)
+    return makeError(ErrorCode::Launch,
+                     "kernel '" + normPlan.rowKernel + "' (" +
+                         normPlan.location + ") fits no block of " +
+                         llvm::Twine(normPlan.blockSize) + " threads on an SM");
+  compiled->residentBlocksPerSm = static_cast<unsigned>(resident);
+  if (!normPlan.finishKernel.empty()) {
+    llvm::Expected<CUfunction> finish =
+        loadKernel(driver, compiled->module, normPlan.finishKernel,
+                   normPlan.location, normPlan.finishBlockSize, 0);
+    if (!finish)
+      return finish.takeError();
+    compiled->finishFunction = *finish;
+  }
+  cache.entries[{key, device.context}] = compiled;
+  return compiled;
+}
+
+llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
+                         int64_t cols, CUstream stream) {
+  llvm::Expected<NormSpecialization> spec = specialize(args, rows, cols);
+  if (!spec)
+    return spec.takeError();
+  if (rows == 0 && !hasColumnOutputs())
+    return llvm::Error::success();
+
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  llvm::Expected<DeviceInfo> device = driver->currentDevice();
+  if (!device)
+    return device.takeError();
+
+  if (rows == 0) {
+    // A sum over no rows is zero (all-zero bits in every storage dtype).
+    for (auto [info, arg] : llvm::zip_equal(argInfos, args))
+      if (info.role == NormArg::Role::output && info.shape == NormShape::col)
+        if (llvm::Error error = driver->check(
+                driver->cuMemsetD8Async(
+                    reinterpret_cast<CUdeviceptr>(arg.data), 0,
+                    size_t(arg.numel) * dtypeSize(arg.dtype), stream),
+                "zeroing column output '" + info.name + "'"))
+          return error;
+    return llvm::Error::success();
+  }
+
+  llvm::Expected<std::shared_ptr<CompiledNorm>> compiled = compile(*spec);
+  if (!compiled)
+    return compiled.takeError();
+  const NormPlan &plan = (*compiled)->plan;
+  unsigned blocksPerSm = normBlocksPerSmOverride();
+  if (!blocksPerSm)
+    blocksPerSm = (*compiled)->residentBlocksPerSm;
+  unsigned grid = normGridSize(plan, rows, device->smCount, blocksPerSm);
+
+  std::unique_ptr<Workspace> workspace;
+  if (!plan.columnOutputs.empty()) {
+    llvm::Expected<std::unique_ptr<Workspace>> allocated = Workspace::allocate(
+        *driver, *device, stream, plan.partialFloats(grid) * sizeof(float));
+    if (!allocated)
+      return allocated.takeError();
+    workspace = std::move(*allocated);
+  }
+
+  // Values first, then the pointer array into them; sized up front so that
+  // nothing moves. Tensors in argument order, then hypers in argument order.
+  std::vector<uint64_t> pointerValues(args.size());
+  std::vector<double> hyperValues(args.size());
+  std::vector<void *> params;
+  for (auto [index, info, arg] : llvm::enumerate(argInfos, args)) {
+    if (info.role == NormArg::Role::hyper)
+      continue;
+    pointerValues[index] = reinterpret_cast<uintptr_t>(arg.data);
+    params.push_back(&pointerValues[index]);
+  }
+  for (auto [index, info, arg] : llvm::enumerate(argInfos, args)) {
+    if (info.role != NormArg::Role::hyper)
+      continue;
+    hyperValues[index] = arg.value;
+    params.push_back(&hyperValues[index]);
+  }
+  long long rowsParam = rows;
+  params.push_back(&rowsParam);
+  uint64_t partials = workspace ? workspace->get() : 0;
+  params.push_back(&partials);
+
+  static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
+  auto run = [&](CUfunction function, const std::string &kernelName,
+                 unsigned blocks, unsigned threads, unsigned sharedBytes,
+                 void **kernelParams) -> llvm::Error {
+    std::string where = "kernel '" + kernelName + "' (" + plan.location + ")";
+    if (llvm::Error error = driver->check(
+            driver->cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1,
+                                   sharedBytes, stream, kernelParams, nullptr),
+            "launch of " + where))
+      return error;
+    if (syncEachKernel)
+      return driver->check(driver->cuStreamSynchronize(stream),
+                           "execution of " + where);
+    return llvm::Error::success();
+  };
+
+  if (llvm::Error error = run((*compiled)->rowFunction, plan.rowKernel, grid,
+                              plan.blockSize, plan.sharedBytes, params.data()))
+    return error;
+  if (plan.columnOutputs.empty())
+    return llvm::Error::success();
+
+  int gridParam = static_cast<int>(grid);
+  std::vector<uint64_t> outputValues;
+  outputValues.reserve(plan.columnOutputs.size());
+  for (unsigned index : plan.columnOutputs)
+    outputValues.push_back(reinterpret_cast<uintptr_t>(args[index].data));
+  std::vector<void *> finishParams = {&partials, &gridParam};
+  for (uint64_t &value : outputValues)
+    finishParams.push_back(&value);
+  unsigned finishGrid = static_cast<unsigned>(
+      (cols + plan.finishBlockSize - 1) / plan.finishBlockSize);
+  // `workspace` goes out of scope after this: freed on `stream`, so after
+  // the finish kernel has read it.
+  return run((*compiled)->finishFunction, plan.finishKernel, finishGrid,
+             plan.finishBlockSize, 0, finishParams.data());
+}
+
+} // namespace kfuse

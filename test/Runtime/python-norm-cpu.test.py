@@ -1,0 +1,80 @@
+import ctypes
+import pathlib
+import sys
+
+import kfuse
+from kfuse._capi import BF16, F32, STATUS_NAMES, ArgStruct, norm_lib
+
+library = pathlib.Path(sys.argv[1])
+norms = {}
+for name in ("layernorm_fwd", "layernorm_bwd", "rmsnorm_fwd", "rmsnorm_bwd",
+             "add_layernorm_fwd"):
+    norm = kfuse.Norm(str(library / f"{name}.mlir"))
+    norms[name] = norm
+    print(f"{name}: " + " ".join(
+        f"{a.name}:{a.role}:{a.shape}" +
+        (f"={a.default:.3g}" if a.default is not None else "")
+        for a in norm.args) + f" launches={norm.launches}")
+try:
+    kfuse.Norm(sys.argv[2])
+except kfuse.KfuseError as error:
+    print("not a norm:", error.status)
+try:
+    kfuse.Norm("/nonexistent/norm.mlir")
+except kfuse.KfuseError as error:
+    print("no file:", error.status, error)
+
+ln = norms["layernorm_fwd"]
+print("bytes f32:", ln.bytes(7, 4096))
+print("bytes bf16 x/y:", ln.bytes(7, 4096, {"x": "bf16", "y": "bf16"}))
+
+# Launches through the C API with fake device addresses (never touched).
+lib = norm_lib()
+ROWS, COLS = 7, 4096
+
+
+def args_for(norm, rows=ROWS, cols=COLS, **changes):
+    args = (ArgStruct * len(norm.args))()
+    for i, info in enumerate(norm.args):
+        a = args[i]
+        if info.role == "hyper":
+            a.value = info.default
+            continue
+        a.data = 0x100000 * (i + 1)
+        a.numel = {"full": rows * cols, "row": rows, "col": cols}[info.shape]
+        a.dtype = F32
+        for key, value in changes.get(info.name, {}).items():
+            setattr(a, key, value)
+    return args
+
+
+def launch(what, norm, args, count=None, rows=ROWS, cols=COLS):
+    status = lib.kfuse_norm_launch(norm._handle, args,
+                                   len(norm.args) if count is None else count,
+                                   rows, cols, None)
+    if status == 0:
+        print(f"{what}: OK")
+    else:
+        print(f"{what}:", STATUS_NAMES[status],
+              lib.kfuse_last_error().decode())
+
+
+launch("count", ln, args_for(ln), count=len(ln.args) - 1)
+launch("weight numel", ln, args_for(ln, weight={"numel": 1000}))
+launch("x numel", ln, args_for(ln, x={"numel": ROWS * COLS - 1}))
+launch("mean numel", ln, args_for(ln, mean={"numel": ROWS + 1}))
+launch("dtype code", ln, args_for(ln, y={"dtype": 9}))
+launch("null y", ln, args_for(ln, y={"data": None}))
+launch("cols 0", ln, args_for(ln), cols=0)
+launch("rows -1", ln, args_for(ln), rows=-1)
+launch("rows 0", ln, args_for(ln, rows=0), rows=0)
+try:
+    kfuse.device_arch()
+    print("launch: skipped (GPU present)")
+except kfuse.KfuseError:
+    launch("launch", ln, args_for(ln, x={"dtype": BF16}))
+print("null norm:", lib.kfuse_norm_num_args(None),
+      lib.kfuse_norm_num_launches(None),
+      STATUS_NAMES[lib.kfuse_norm_launch(None, None, 0, 1, 1, None)],
+      lib.kfuse_last_error().decode())
+print("torch imported:", "torch" in sys.modules)
