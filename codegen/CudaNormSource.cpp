@@ -591,8 +591,7 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
       "extern \"C\" __global__ void __launch_bounds__({}, {})\n{}({}) {{\n",
       plan.normName, plan.location, layout.blockSize(),
       minBlocksPerSM(layout.blockSize(), options.minThreadsPerSM),
-      plan.rowKernel,
-      llvm::join(params, ", "));
+      plan.rowKernel, llvm::join(params, ", "));
   // Uniform values, once per thread.
   for (auto [index, arg] : llvm::enumerate(plan.args))
     if (arg.shape == NormShape::scalar &&

@@ -13,8 +13,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SourceMgr.h"
 
-#include <cstdlib>
 #include "llvm/Support/raw_ostream.h"
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -133,7 +133,8 @@ std::string normTuningKey() {
          std::to_string(positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM")) +
          ";max_elements=" +
          std::to_string(positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS")) +
-         ";block=" + std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE"));
+         ";block=" +
+         std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE"));
 }
 
 NormEmitOptions getNormEmitOptions(ModuleOp module,

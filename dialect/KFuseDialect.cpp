@@ -113,6 +113,41 @@ LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
                            << "'";
 }
 
+/// The kfuse.write of each argument of `func` (null where none), failing on
+/// an argument written twice.
+static LogicalResult
+collectWriters(func::FuncOp func, llvm::SmallVectorImpl<Operation *> &writers) {
+  writers.assign(func.getNumArguments(), nullptr);
+  WalkResult walk = func.walk([&](WriteOp write) {
+    auto target = dyn_cast<BlockArgument>(write.getTarget());
+    if (!target || target.getOwner()->getParentOp() != func)
+      return WalkResult::advance(); // reported by the write's own verifier
+    unsigned index = target.getArgNumber();
+    if (writers[index]) {
+      InFlightDiagnostic diag = write.emitOpError()
+                                << "writes argument #" << index
+                                << " a second time";
+      diag.attachNote(writers[index]->getLoc()) << "first written here";
+      return WalkResult::interrupt();
+    }
+    writers[index] = write;
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// Fails at the first op that reads argument `index` of `func` other than as
+/// a kfuse.write target: `kind` arguments are written only.
+static LogicalResult verifyWrittenOnly(func::FuncOp func, unsigned index,
+                                       StringRef kind) {
+  for (OpOperand &use : func.getArgument(index).getUses())
+    if (!isa<WriteOp>(use.getOwner()) || use.getOperandNumber() != 1)
+      return use.getOwner()->emitOpError()
+             << "reads " << kind << " argument #" << index
+             << ", which is written only";
+  return success();
+}
+
 /// Checks the whole-function rules of an update: roles on every argument,
 /// one shape for every tensor, and each param written exactly once.
 static LogicalResult verifyUpdate(func::FuncOp func) {
@@ -148,23 +183,8 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
     return func.emitOpError()
            << "an update needs at least one 'param' argument";
 
-  llvm::SmallVector<Operation *> writers(func.getNumArguments(), nullptr);
-  WalkResult walk = func.walk([&](WriteOp write) {
-    auto target = dyn_cast<BlockArgument>(write.getTarget());
-    if (!target || target.getOwner()->getParentOp() != func)
-      return WalkResult::advance(); // reported by the write's own verifier
-    unsigned index = target.getArgNumber();
-    if (writers[index]) {
-      InFlightDiagnostic diag = write.emitOpError()
-                                << "writes argument #" << index
-                                << " a second time";
-      diag.attachNote(writers[index]->getLoc()) << "first written here";
-      return WalkResult::interrupt();
-    }
-    writers[index] = write;
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
+  llvm::SmallVector<Operation *> writers;
+  if (failed(collectWriters(func, writers)))
     return failure();
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     std::optional<Role> role = getArgRole(func, i);
@@ -172,11 +192,8 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
       return func.emitOpError()
              << stringifyRole(*role) << " argument #" << i << " ('"
              << getArgName(func, i) << "') is never written";
-    if (role == Role::model)
-      for (OpOperand &use : func.getArgument(i).getUses())
-        if (!isa<WriteOp>(use.getOwner()) || use.getOperandNumber() != 1)
-          return use.getOwner()->emitOpError()
-                 << "reads model argument #" << i << ", which is written only";
+    if (role == Role::model && failed(verifyWrittenOnly(func, i, "model")))
+      return failure();
   }
   return success();
 }
@@ -229,23 +246,8 @@ static LogicalResult verifyNorm(func::FuncOp func) {
   if (!hasOutput)
     return func.emitOpError() << "a norm needs at least one 'output' argument";
 
-  llvm::SmallVector<Operation *> writers(func.getNumArguments(), nullptr);
-  WalkResult walk = func.walk([&](WriteOp write) {
-    auto target = dyn_cast<BlockArgument>(write.getTarget());
-    if (!target || target.getOwner()->getParentOp() != func)
-      return WalkResult::advance(); // reported by the write's own verifier
-    unsigned index = target.getArgNumber();
-    if (writers[index]) {
-      InFlightDiagnostic diag = write.emitOpError()
-                                << "writes argument #" << index
-                                << " a second time";
-      diag.attachNote(writers[index]->getLoc()) << "first written here";
-      return WalkResult::interrupt();
-    }
-    writers[index] = write;
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
+  llvm::SmallVector<Operation *> writers;
+  if (failed(collectWriters(func, writers)))
     return failure();
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     if (getArgRole(func, i) != Role::output)
@@ -253,10 +255,8 @@ static LogicalResult verifyNorm(func::FuncOp func) {
     if (!writers[i])
       return func.emitOpError() << "output argument #" << i << " ('"
                                 << getArgName(func, i) << "') is never written";
-    for (OpOperand &use : func.getArgument(i).getUses())
-      if (!isa<WriteOp>(use.getOwner()) || use.getOperandNumber() != 1)
-        return use.getOwner()->emitOpError()
-               << "reads output argument #" << i << ", which is written only";
+    if (failed(verifyWrittenOnly(func, i, "output")))
+      return failure();
   }
   return success();
 }

@@ -21,7 +21,8 @@ LogicalResult BroadcastOp::inferReturnTypes(
     BroadcastOp::Adaptor adaptor, SmallVectorImpl<Type> &inferredReturnTypes) {
   auto like = cast<RankedTensorType>(adaptor.getLike().getType());
   Type element = getElementTypeOrSelf(adaptor.getValue().getType());
-  inferredReturnTypes.push_back(RankedTensorType::get(like.getShape(), element));
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(like.getShape(), element));
   return success();
 }
 
@@ -72,8 +73,9 @@ LogicalResult ReduceOp::verify() {
   SmallVector<int64_t> expected(input.getShape());
   expected[dim] = 1;
   if (result.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError() << "result type " << result << " must keep the input's shape with dimension " << dim
-                         << " of extent 1: expected "
+    return emitOpError() << "result type " << result
+                         << " must keep the input's shape with dimension "
+                         << dim << " of extent 1: expected "
                          << RankedTensorType::get(expected,
                                                   input.getElementType());
   return success();

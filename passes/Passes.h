@@ -14,6 +14,10 @@ namespace kfuse {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// The MLIR element type of a storage dtype name (f32, bf16, f16 and their
+/// long forms), or null if unknown: the specialization passes' dtype options.
+mlir::Type parseStorageType(mlir::MLIRContext *context, llvm::StringRef name);
+
 } // namespace kfuse
 
 #endif // KFUSE_PASSES_PASSES_H

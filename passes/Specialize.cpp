@@ -22,10 +22,7 @@ namespace kfuse {
 using namespace mlir;
 using namespace kfuse;
 
-namespace {
-
-/// The MLIR element type of a storage dtype name, or null if unknown.
-static Type parseStorageType(MLIRContext *context, StringRef name) {
+Type kfuse::parseStorageType(MLIRContext *context, StringRef name) {
   std::optional<DType> dtype = parseDType(name.str());
   if (!dtype)
     return nullptr;
@@ -41,6 +38,8 @@ static Type parseStorageType(MLIRContext *context, StringRef name) {
   }
   return nullptr;
 }
+
+namespace {
 
 /// Elements one thread handles per iteration so that every tensor is
 /// accessed with aligned vectors of at most 16 bytes: the widest width when

@@ -26,24 +26,6 @@ using namespace kfuse;
 
 namespace {
 
-/// The MLIR element type of a storage dtype name, or null if unknown.
-static Type parseStorageType(MLIRContext *context, StringRef name) {
-  std::optional<DType> dtype = parseDType(name.str());
-  if (!dtype)
-    return nullptr;
-  switch (*dtype) {
-  case DType::f32:
-    return Float32Type::get(context);
-  case DType::bf16:
-    return BFloat16Type::get(context);
-  case DType::f16:
-    return Float16Type::get(context);
-  case DType::pred:
-    return nullptr;
-  }
-  return nullptr;
-}
-
 /// Whether a norm tensor of `type` (as written, before specialization) holds
 /// one element per row and column: neither dimension is 1.
 static bool isFullShape(RankedTensorType type) {

@@ -274,10 +274,10 @@ kfuse_status kfuse_plan_rebind(kfuse_plan *plan, size_t arg_index,
       return fail(KFUSE_INVALID_ARGUMENT, "plan or addresses is null");
     if (arg_index > UINT32_MAX)
       return fail(KFUSE_INVALID_ARGUMENT, "argument index out of range");
-    if (llvm::Error error = plan->plan->rebind(
-            static_cast<unsigned>(arg_index),
-            llvm::ArrayRef<uint64_t>(addresses, num_groups),
-            static_cast<CUstream>(stream)))
+    if (llvm::Error error =
+            plan->plan->rebind(static_cast<unsigned>(arg_index),
+                               llvm::ArrayRef<uint64_t>(addresses, num_groups),
+                               static_cast<CUstream>(stream)))
       return fail(std::move(error));
     return succeed();
   });

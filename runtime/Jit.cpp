@@ -178,27 +178,6 @@ unsigned defaultBlocksPerSm() {
   return value;
 }
 
-//===----------------------------------------------------------------------===//
-// The compiled-module cache
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Modules by compile key and context. Never destroyed: at process exit the
-/// driver may already be gone, and unloading into it would crash.
-struct ModuleCache {
-  std::mutex mutex;
-  std::map<std::pair<std::string, CUcontext>, std::shared_ptr<CompiledUpdate>>
-      entries;
-
-  static ModuleCache &get() {
-    static ModuleCache *cache = new ModuleCache();
-    return *cache;
-  }
-};
-
-} // namespace
-
 llvm::Expected<std::unique_ptr<Update>>
 Update::create(llvm::StringRef text, llvm::StringRef sourceName) {
   llvm::Expected<std::vector<ArgInfo>> infos = describeUpdate(text, sourceName);
@@ -260,7 +239,7 @@ Update::compileUncached(const Specialization &spec,
   CudaDriver *driver = &driverRef;
   const DeviceInfo *device = &deviceRef;
   std::string key = compileCacheKey(irText, spec, device->arch, options);
-  ModuleCache &cache = ModuleCache::get();
+  auto &cache = ModuleCache<CompiledUpdate>::get();
   // One lock over lookup and compile: two threads asking for the same module
   // compile it once.
   std::lock_guard<std::mutex> lock(cache.mutex);

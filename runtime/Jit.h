@@ -26,6 +26,20 @@
 
 namespace kfuse {
 
+/// Loaded modules by compile key and context, one process-wide instance per
+/// kind of compiled program (updates, norms). Never destroyed: at process
+/// exit the driver may already be gone, and unloading into it would crash.
+template <typename Compiled> struct ModuleCache {
+  std::mutex mutex;
+  std::map<std::pair<std::string, CUcontext>, std::shared_ptr<Compiled>>
+      entries;
+
+  static ModuleCache &get() {
+    static ModuleCache *cache = new ModuleCache();
+    return *cache;
+  }
+};
+
 /// One argument of a launch, in the update's argument order: a device
 /// pointer with its element count and dtype for a tensor, `value` for a
 /// hyperparameter (whose `data` must be null).

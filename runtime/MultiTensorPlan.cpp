@@ -433,11 +433,10 @@ llvm::Error MultiTensorPlan::rebind(unsigned argIndex,
   // The source is pageable: the driver stages it before returning, so the
   // host image may change again right after.
   size_t bytes = (last - first + 1) * sizeof(MultiTensorEntry);
-  return driver->check(
-      driver->cuMemcpyHtoDAsync(entriesAddress +
-                                    first * sizeof(MultiTensorEntry),
-                                &hostEntries[first], bytes, stream),
-      "upload of the rebound table");
+  return driver->check(driver->cuMemcpyHtoDAsync(
+                           entriesAddress + first * sizeof(MultiTensorEntry),
+                           &hostEntries[first], bytes, stream),
+                       "upload of the rebound table");
 }
 
 bool MultiTensorPlan::matches(llvm::ArrayRef<LaunchArg> groups,

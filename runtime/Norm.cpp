@@ -178,23 +178,10 @@ uint64_t normMinimumBytes(llvm::ArrayRef<NormArg> infos,
 }
 
 //===----------------------------------------------------------------------===//
-// The compiled-module cache and the workspace pools
+// The workspace pools
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Modules by compile key and context. Never destroyed: at process exit the
-/// driver may already be gone, and unloading into it would crash.
-struct NormModuleCache {
-  std::mutex mutex;
-  std::map<std::pair<std::string, CUcontext>, std::shared_ptr<CompiledNorm>>
-      entries;
-
-  static NormModuleCache &get() {
-    static NormModuleCache *cache = new NormModuleCache();
-    return *cache;
-  }
-};
 
 /// One kfuse-private memory pool per device for column-reduction
 /// workspaces (null where the device has no memory pools). Never destroyed,
@@ -440,7 +427,7 @@ llvm::Expected<std::shared_ptr<CompiledNorm>>
 Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
                       const DeviceInfo &device) {
   std::string key = normCompileCacheKey(irText, spec, device.arch);
-  NormModuleCache &cache = NormModuleCache::get();
+  auto &cache = ModuleCache<CompiledNorm>::get();
   // One lock over lookup and compile: two threads asking for the same module
   // compile it once.
   std::lock_guard<std::mutex> lock(cache.mutex);

@@ -227,8 +227,8 @@ typedef struct kfuse_norm kfuse_norm;
 /* One norm argument (named _desc: kfuse_norm_arg_info is the function). */
 typedef struct kfuse_norm_arg_desc {
   const char *name; /* valid while the norm lives */
-  int32_t role;     /* KFUSE_ROLE_INPUT, KFUSE_ROLE_OUTPUT or KFUSE_ROLE_HYPER */
-  int32_t shape;    /* a kfuse_norm_shape */
+  int32_t role;  /* KFUSE_ROLE_INPUT, KFUSE_ROLE_OUTPUT or KFUSE_ROLE_HYPER */
+  int32_t shape; /* a kfuse_norm_shape */
   int32_t has_default;
   double default_value;
 } kfuse_norm_arg_desc;
@@ -243,8 +243,7 @@ KFUSE_API void kfuse_norm_destroy(kfuse_norm *norm);
 
 /* The number of arguments; 0 for a null norm. */
 KFUSE_API size_t kfuse_norm_num_args(const kfuse_norm *norm);
-KFUSE_API kfuse_status kfuse_norm_arg_info(const kfuse_norm *norm,
-                                           size_t index,
+KFUSE_API kfuse_status kfuse_norm_arg_info(const kfuse_norm *norm, size_t index,
                                            kfuse_norm_arg_desc *out);
 /* Kernels a launch with rows > 0 runs: 1, or 2 when the norm has per-column
  * outputs; 0 for a null norm. */
