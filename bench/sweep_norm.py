@@ -3,9 +3,11 @@
     KFUSE_LIBRARY=build/lib/libkfuse.so python3 bench/sweep_norm.py --out DIR
 
 For each library norm (forward and backward alone), dtype and bench shape,
-times kfuse's kernels under KFUSE_NORM_MIN_THREADS_PER_SM (threads kept
-resident per SM: the register cap) x KFUSE_NORM_MAX_ELEMENTS (elements of a
-tensor a thread holds) x KFUSE_NORM_BLOCK_SIZE (threads a block aims for). Writes DIR/sweep_norm.jsonl, one row per setting.
+times kfuse's kernels under KFUSE_NORM_STAGES (0: rows in registers; 1:
+staged in shared memory; 2: staged with the next row group prefetched) x
+KFUSE_NORM_MIN_THREADS_PER_SM (threads kept resident per SM: the register
+cap) x KFUSE_NORM_MAX_ELEMENTS (elements of a tensor a thread holds) x
+KFUSE_NORM_BLOCK_SIZE (threads a block aims for). Writes DIR/sweep_norm.jsonl, one row per setting.
 GB/s counts the minimum bytes: fwd 2 x (x, y), bwd 3 x (dy, x, dx).
 """
 
@@ -27,9 +29,12 @@ from _measure import time_ms  # noqa: E402
 
 SHAPES = [(65536, 1024), (32768, 4096), (16384, 12288)]
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
-MIN_THREADS = [512, 1024, 2048]
-MAX_ELEMENTS = [8, 16, 32]
-BLOCK_SIZES = [256, 512]
+STAGES = [0, 1, 2]
+MIN_THREADS = [512, 1024]
+MAX_ELEMENTS = [32, 64]
+BLOCK_SIZES = [256]
+KNOBS = ("KFUSE_NORM_STAGES", "KFUSE_NORM_MIN_THREADS_PER_SM",
+         "KFUSE_NORM_MAX_ELEMENTS", "KFUSE_NORM_BLOCK_SIZE")
 
 
 def main():
@@ -84,13 +89,13 @@ def main():
         fwd()
         reference = {"fwd": None, "bwd": None}
         for mode, fn, passes in (("fwd", fwd, 2), ("bwd", bwd, 3)):
-            for threads, elements, block in itertools.product(
-                    MIN_THREADS, MAX_ELEMENTS, BLOCK_SIZES):
-                os.environ["KFUSE_NORM_MIN_THREADS_PER_SM"] = str(threads)
-                os.environ["KFUSE_NORM_MAX_ELEMENTS"] = str(elements)
-                os.environ["KFUSE_NORM_BLOCK_SIZE"] = str(block)
+            for stages, threads, elements, block in itertools.product(
+                    STAGES, MIN_THREADS, MAX_ELEMENTS, BLOCK_SIZES):
+                for knob, value in zip(KNOBS,
+                                       (stages, threads, elements, block)):
+                    os.environ[knob] = str(value)
                 row = {"case": f"{kind}.{dname}.{mode}.{rows}x{cols}",
-                       "min_threads_per_sm": threads,
+                       "stages": stages, "min_threads_per_sm": threads,
                        "max_elements": elements, "block_size": block,
                        "commit": commit}
                 try:
@@ -118,9 +123,8 @@ def main():
                 out.write(json.dumps(row) + "\n")
                 out.flush()
         del x, dy, y, dx
-    os.environ.pop("KFUSE_NORM_MIN_THREADS_PER_SM", None)
-    os.environ.pop("KFUSE_NORM_MAX_ELEMENTS", None)
-    os.environ.pop("KFUSE_NORM_BLOCK_SIZE", None)
+    for knob in KNOBS:
+        os.environ.pop(knob, None)
 
 
 if __name__ == "__main__":

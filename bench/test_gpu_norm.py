@@ -27,7 +27,7 @@ except ImportError:
 import kfuse  # noqa: E402
 
 COLS = [1, 1000, 5128, 12289]
-ROWS = [1, 7, 1000]
+ROWS = [1, 7, 1000, 5003]
 # (input dtype, weight dtype)
 DTYPES = [(x, w) for x in ("float32", "bfloat16", "float16")
           for w in ("float32", "bfloat16")]

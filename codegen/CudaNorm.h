@@ -42,6 +42,10 @@ struct NormEmitOptions {
   unsigned maxColumnReductionGrid = 1024;
   /// Threads per block of the finish kernel (one column each).
   unsigned finishBlockSize = 64;
+  /// Most buffers of a row group staged in shared memory (0: rows stay in
+  /// registers; see Layout::stages in CudaNormInternal.h). Fewer are used
+  /// where they do not fit; rows of vectors under 4 bytes are not staged.
+  unsigned stages = 2;
 };
 
 /// Emits the CUDA source and launch plan of the specialized norm `norm`.

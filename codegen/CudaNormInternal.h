@@ -79,7 +79,16 @@ struct Layout {
   /// is too small, in the block's own slice of the partials.
   enum class Sums { registers, shared, global } sums = Sums::registers;
 
+  /// Buffers of the row group staged in shared memory: 0 keeps the full
+  /// inputs in registers; 1 copies them in (cp.async) and reads them back
+  /// per phase, which frees the registers for more resident blocks; 2 also
+  /// copies the next row group while the current one is computed, in a
+  /// grid of one wave.
+  unsigned stages = 0;
+
   unsigned blockSize() const { return threads * rows; }
+  /// Vectors of one full input a row slot stages: every (item, thread).
+  int64_t slotVectors() const { return int64_t(threads) * items; }
   unsigned warpsPerRow() const {
     return threads > kWarpSize ? threads / kWarpSize : 1;
   }
@@ -92,15 +101,26 @@ struct RegisterDemand {
   unsigned fullInputs = 0; // arrays loaded once per row
   unsigned colInputs = 0;  // per-column loads in flight in a phase
   unsigned columnSums = 0; // accumulators, unless in shared memory
+  /// For staging: bytes of one element of every full input together, and
+  /// of the narrowest and the widest one.
+  unsigned fullInputBytes = 0;
+  unsigned narrowestInputBytes = 4;
+  unsigned widestInputBytes = 0;
 };
 
 /// Blocks of a row kernel of `blockSize` threads kept resident per SM.
 unsigned minBlocksPerSM(unsigned blockSize, unsigned minThreadsPerSM);
 
 /// The row of `cols` columns, accessed `vec` elements at a time, spread over
-/// threads: in registers when they fit, else the looped variant.
+/// threads: staged in shared memory (options.stages > 0, in as many buffers
+/// as fit), else in registers when they fit, else the looped variant.
 Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
                     const NormEmitOptions &options);
+
+/// Bytes of shared memory one stage of a row group takes (every full
+/// input of every row slot), and the column sums kept there, per block.
+uint64_t stageBytes(const Layout &layout, const RegisterDemand &demand);
+uint64_t columnSumBytes(const Layout &layout, const RegisterDemand &demand);
 
 /// Classifies the specialized norm `func`; a diagnostic at the offending op
 /// for anything the code generator does not support.

@@ -5,6 +5,8 @@
 // vectors i * threads + t. The choice trades idle slots against registers:
 // a thread holds its elements of every full input (and of the column sums)
 // in registers, under the cap that keeps kMinThreadsPerSM threads resident.
+// Staged rows keep the full inputs in shared memory instead, reading them
+// back per phase, so fewer registers stay live and more blocks fit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,11 +14,17 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <optional>
+
 namespace kfuse::norm {
 
 /// Threads per row and elements per thread and chunk of the looped variant.
 constexpr unsigned kLoopedThreadsPerRow = 512;
 constexpr unsigned kLoopedElementsPerThread = 8;
+
+/// Dynamic shared memory a staged block may take: the limit, less room for
+/// the static reduction scratch (kfuse_red, kfuse_colsum).
+constexpr uint64_t kStagedSharedBytes = kMaxSharedBytes - 2048;
 
 unsigned minBlocksPerSM(unsigned blockSize, unsigned minThreadsPerSM) {
   return std::max(1u, minThreadsPerSM / blockSize);
@@ -39,68 +47,115 @@ static unsigned estimateRegisters(const RegisterDemand &demand,
   return elements * arrays2 / 2 + 40;
 }
 
-/// The row spread over its threads. Of the layouts whose registers fit
-/// (see estimateRegisters), the one with the fewest (thread, item) slots,
-/// that is the fewest idle ones, and of those the one with the most items a
-/// thread. A row too long for registers takes the looped variant.
-Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
-                    const NormEmitOptions &options) {
-  Layout best;
-  best.vec = vec;
-  best.vectors = llvm::divideCeil(cols, vec);
-  uint64_t sumBytes = uint64_t(demand.columnSums) * best.vectors * vec * 4;
+uint64_t stageBytes(const Layout &layout, const RegisterDemand &demand) {
+  return uint64_t(layout.rows) * layout.slotVectors() * layout.vec *
+         demand.fullInputBytes;
+}
+
+uint64_t columnSumBytes(const Layout &layout, const RegisterDemand &demand) {
+  return uint64_t(demand.columnSums) * layout.vectors * layout.vec * 4;
+}
+
+/// The row spread over its threads, in registers or staged, or none. Of the
+/// layouts that fit (registers by estimateRegisters, shared memory for one
+/// stage), the one with the fewest (thread, item) slots, that is the fewest
+/// idle ones, and of those the one with the most items a thread.
+static std::optional<Layout> chooseRowLayout(Layout base,
+                                             const RegisterDemand &demand,
+                                             bool staged,
+                                             const NormEmitOptions &options) {
+  // Staged inputs are counted as if held in registers: a phase reads them
+  // back into registers, and the estimate stays on the safe side of
+  // spilling. Staging then frees registers (more resident blocks) rather
+  // than admitting longer rows.
+  const RegisterDemand &inRegisters = demand;
   auto finish = [&](Layout layout) {
     layout.rows = std::max(1u, options.targetBlockSize / layout.threads);
+    layout.stages = staged ? 1 : 0;
     // With one row per block each column has a single owner thread, which
     // may keep its sums in shared memory instead of registers.
+    uint64_t shared = staged ? stageBytes(layout, demand) : 0;
+    uint64_t limit = staged ? kStagedSharedBytes : kMaxSharedBytes;
     if (demand.columnSums > 0 && layout.rows == 1 &&
-        sumBytes <= kMaxSharedBytes)
+        shared + columnSumBytes(layout, demand) <= limit)
       layout.sums = Layout::Sums::shared;
     return layout;
   };
   auto fits = [&](const Layout &layout) {
-    return estimateRegisters(demand, layout.items * vec,
+    if (staged && stageBytes(layout, demand) > kStagedSharedBytes)
+      return false;
+    return estimateRegisters(inRegisters, layout.items * layout.vec,
                              layout.sums == Layout::Sums::registers) <=
            registerCap(layout.blockSize(), options.minThreadsPerSM);
   };
-  if (best.vectors <= kWarpSize) {
+  if (base.vectors <= kWarpSize) {
     // A part of a warp per row: whole rows per warp access, coalesced.
-    best.threads = llvm::PowerOf2Ceil(best.vectors);
-    best = finish(best);
-    if (fits(best))
-      return best;
-  } else {
-    int64_t bestCost = INT64_MAX;
-    unsigned maxItems = std::max(1u, options.maxElementsPerThread / vec);
-    for (unsigned items = maxItems; items >= 1; --items) {
-      Layout layout = best;
-      layout.items = items;
-      int64_t threads =
-          llvm::alignTo(llvm::divideCeil(best.vectors, items), kWarpSize);
-      if (threads > kMaxThreadsPerRow || threads * items >= bestCost)
-        continue;
-      layout.threads = threads;
-      layout = finish(layout);
-      if (!fits(layout))
-        continue;
-      bestCost = threads * items;
-      best = layout;
-    }
-    if (bestCost != INT64_MAX)
-      return best;
+    base.threads = llvm::PowerOf2Ceil(base.vectors);
+    Layout layout = finish(base);
+    if (fits(layout))
+      return layout;
+    return std::nullopt;
   }
+  std::optional<Layout> best;
+  int64_t bestCost = INT64_MAX;
+  unsigned maxItems = std::max(1u, options.maxElementsPerThread / base.vec);
+  for (unsigned items = maxItems; items >= 1; --items) {
+    Layout layout = base;
+    layout.items = items;
+    int64_t threads =
+        llvm::alignTo(llvm::divideCeil(base.vectors, items), kWarpSize);
+    if (threads > kMaxThreadsPerRow || threads * items >= bestCost)
+      continue;
+    layout.threads = threads;
+    layout = finish(layout);
+    if (!fits(layout))
+      continue;
+    bestCost = threads * items;
+    best = layout;
+  }
+  return best;
+}
+
+Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
+                    const NormEmitOptions &options) {
+  Layout base;
+  base.vec = vec;
+  base.vectors = llvm::divideCeil(cols, vec);
+  // Staging copies whole 16-byte vectors (cp.async.cg); rows of narrower
+  // accesses (odd lengths, misaligned views) stay in registers.
+  bool stageable = options.stages > 0 && demand.fullInputs > 0 &&
+                   vec * demand.narrowestInputBytes == 16 &&
+                   vec * demand.widestInputBytes == 16;
+  if (stageable) {
+    if (std::optional<Layout> staged =
+            chooseRowLayout(base, demand, /*staged=*/true, options)) {
+      uint64_t sums = staged->sums == Layout::Sums::shared
+                          ? columnSumBytes(*staged, demand)
+                          : 0;
+      uint64_t stage = stageBytes(*staged, demand);
+      while (staged->stages < options.stages &&
+             (staged->stages + 1) * stage + sums <= kStagedSharedBytes)
+        ++staged->stages;
+      return *staged;
+    }
+  }
+  if (std::optional<Layout> inRegisters =
+          chooseRowLayout(base, demand, /*staged=*/false, options))
+    return *inRegisters;
   // The looped variant: a few elements per thread and chunk; column sums
   // live in shared memory, or in the partials when they do not fit.
-  best.inRegisters = false;
-  best.threads = kLoopedThreadsPerRow;
-  best.items = std::max(1u, kLoopedElementsPerThread / vec);
-  best.chunks =
-      llvm::divideCeil(best.vectors, int64_t(best.threads) * best.items);
-  best.rows = 1;
+  Layout looped = base;
+  looped.inRegisters = false;
+  looped.threads = kLoopedThreadsPerRow;
+  looped.items = std::max(1u, kLoopedElementsPerThread / vec);
+  looped.chunks =
+      llvm::divideCeil(looped.vectors, int64_t(looped.threads) * looped.items);
+  looped.rows = 1;
   if (demand.columnSums > 0)
-    best.sums = sumBytes <= kMaxSharedBytes ? Layout::Sums::shared
-                                            : Layout::Sums::global;
-  return best;
+    looped.sums = columnSumBytes(looped, demand) <= kMaxSharedBytes
+                      ? Layout::Sums::shared
+                      : Layout::Sums::global;
+  return looped;
 }
 
 } // namespace kfuse::norm

@@ -38,6 +38,60 @@ using namespace mlir;
 namespace kfuse::norm {
 namespace {
 
+/// Device helpers of staged rows: asynchronous copies into shared memory
+/// (cp.async, sm_80 and later; a load and a store before) and reads back.
+constexpr llvm::StringLiteral kStagingPrelude = R"cuda(
+static __device__ __forceinline__ unsigned kfuse_shared_address(const void *p) {
+  unsigned address;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
+      : "=r"(address) : "l"(p));
+  return address;
+}
+
+// Copies the 16-byte vector at `src` to shared address `to`; zeros where
+// !fill.
+template <typename T>
+static __device__ __forceinline__ void kfuse_stage(unsigned to, const T *src,
+                                                   bool fill) {
+  static_assert(sizeof(T) == 16, "staging copies 16-byte vectors");
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :: "r"(to), "l"(src), "r"(fill ? 16 : 0) : "memory");
+#else
+  union { T value; unsigned words[4]; } u;
+  u.value = fill ? *src : T{};
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
+               :: "r"(to), "r"(u.words[0]), "r"(u.words[1]), "r"(u.words[2]),
+                  "r"(u.words[3]) : "memory");
+#endif
+}
+
+static __device__ __forceinline__ void kfuse_stage_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits until at most `Pending` committed copy groups are in flight.
+template <int Pending>
+static __device__ __forceinline__ void kfuse_stage_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" :: "n"(Pending) : "memory");
+#endif
+}
+
+// Reads a staged vector back. The volatile load keeps the compiler from
+// holding staged rows in registers across phases, which staging avoids.
+template <typename T>
+static __device__ __forceinline__ T kfuse_unstage(unsigned from) {
+  union { T value; unsigned words[4]; } u;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(u.words[0]), "=r"(u.words[1]), "=r"(u.words[2]),
+                 "=r"(u.words[3]) : "r"(from));
+  return u.value;
+}
+)cuda";
+
 /// `text` with every character that cannot be in a C++ identifier replaced.
 std::string sanitizeIdentifier(StringRef text) {
   std::string name;
@@ -117,6 +171,9 @@ private:
   FailureOr<std::string> emitElementLoop(const LoopWork &work,
                                          StringRef indent);
   std::string emitInputLoads(StringRef indent, ArrayRef<unsigned> inputs);
+  std::string emitStageCopies(StringRef indent, StringRef row,
+                              StringRef buffer);
+  std::string stagedSlot(unsigned index, StringRef buffer) const;
   std::string emitRowReduction(ArrayRef<ReduceOp> reductions, unsigned phase,
                                StringRef indent);
   std::string forEachOwnedVector(StringRef indent, StringRef body);
@@ -130,6 +187,16 @@ private:
   FailureOr<std::string> emitRowKernel();
   FailureOr<std::string> emitFinishKernel();
 
+  /// The f32 -> 16-bit conversion `write` stores, when the vector holds
+  /// pairs: the store then converts two elements an instruction.
+  ConvertOp pairedConvert(WriteOp write) const {
+    unsigned index = getWriteTarget(write).getArgNumber();
+    auto convert = write.getValue().getDefiningOp<ConvertOp>();
+    if (!convert || layout.vec < 2 || dtypeSize(plan.args[index].dtype) != 2 ||
+        !getElementTypeOrSelf(convert.getInput().getType()).isF32())
+      return nullptr;
+    return convert;
+  }
   bool isElementKind(Value value) const {
     ValueKind kind = program.kindOf(value);
     return kind == ValueKind::full || kind == ValueKind::col;
@@ -149,8 +216,14 @@ private:
   /// Spellings of values: literals, locals, and per-element accesses of
   /// arguments (valid inside an element loop).
   DenseMap<Value, std::string> spelled;
-  /// Per argument: the kernel parameter and the local it is read into.
-  std::vector<std::string> paramNames, localNames, outputNames;
+  /// Per argument: the kernel parameter and the local it is read into
+  /// (for a staged full input: its shared-memory address in the current
+  /// buffer, and the vector read back from it in `stagedNames`).
+  std::vector<std::string> paramNames, localNames, outputNames, stagedNames;
+  /// Per staged full input: the shared-memory address of its buffers.
+  llvm::DenseMap<unsigned, std::string> stageBases, copyTargets;
+  std::vector<unsigned> stagedInputs;
+  RegisterDemand demand;
   /// Per column output: its accumulator array.
   std::vector<std::string> accumulators;
   llvm::StringSet<> vectorTypeNames;
@@ -161,10 +234,16 @@ private:
 std::string SourceEmitter::vectorType(DType dtype) {
   unsigned bytes = layout.vec * dtypeSize(dtype);
   std::string name = fmt::format("kfuse_{}x{}", dtypeName(dtype), layout.vec);
-  if (vectorTypeNames.insert(name).second)
-    vectorTypeDefs += fmt::format(
-        "struct alignas({}) {} {{\n  {} v[{}];\n}};\n", std::min(bytes, 16u),
-        name, getCudaStorageType(dtype), layout.vec);
+  if (vectorTypeNames.insert(name).second) {
+    // 16-bit vectors also read as 32-bit words, for paired conversions.
+    std::string members =
+        fmt::format("{} v[{}];", getCudaStorageType(dtype), layout.vec);
+    if (dtypeSize(dtype) == 2 && layout.vec >= 2)
+      members = fmt::format("union {{\n    {}\n    unsigned int w[{}];\n  }};",
+                            members, layout.vec / 2);
+    vectorTypeDefs += fmt::format("struct alignas({}) {} {{\n  {}\n}};\n",
+                                  std::min(bytes, 16u), name, members);
+  }
   return name;
 }
 
@@ -199,12 +278,19 @@ static FailureOr<std::string> getLiteral(arith::ConstantOp constant) {
 LogicalResult SourceEmitter::nameValues() {
   for (auto [index, arg] : llvm::enumerate(plan.args)) {
     paramNames.push_back(names.unique(arg.name, /*fromUser=*/true));
+    stagedNames.emplace_back();
     std::string local;
     Value value = func.getArgument(index);
     switch (arg.shape) {
     case NormShape::full:
       local = names.unique(paramNames.back() + "_v");
       spelled[value] = local + "[i].v[j]";
+      if (layout.stages > 0 && arg.role == NormArg::Role::input) {
+        stagedNames.back() = names.unique(paramNames.back() + "_l");
+        stageBases[index] = names.unique(paramNames.back() + "_stage");
+        copyTargets[index] = names.unique(paramNames.back() + "_to");
+        spelled[value] = stagedNames.back() + ".v[j]";
+      }
       break;
     case NormShape::col:
       local = names.unique(paramNames.back() + "_c");
@@ -315,6 +401,49 @@ std::string SourceEmitter::emitInputLoads(StringRef indent,
   return out;
 }
 
+/// The shared-memory address of row slot `slot` of staged input `index` in
+/// buffer `buffer`.
+std::string SourceEmitter::stagedSlot(unsigned index, StringRef buffer) const {
+  uint64_t slotBytes =
+      layout.slotVectors() * layout.vec * dtypeSize(plan.args[index].dtype);
+  return fmt::format("{} + ({} * {} + slot) * {}u", stageBases.lookup(index),
+                     buffer.str(), layout.rows, slotBytes);
+}
+
+/// cp.async copies of the staged inputs of `row` (a local holding the row
+/// index) into buffer `buffer`, zero-filled past the rows or the row's end.
+/// Each thread copies the vectors it later reads back, so no barrier is
+/// needed: the wait makes a thread's own copies visible to it.
+std::string SourceEmitter::emitStageCopies(StringRef indent, StringRef row,
+                                           StringRef buffer) {
+  std::string out = fmt::format("{0}{{\n"
+                                "{0}  const bool fill = {1} < rows;\n"
+                                "{0}  const long long from = fill ? {1} * {2} "
+                                ": 0;\n",
+                                indent.str(), row.str(), cols);
+  for (unsigned index : stagedInputs)
+    out += fmt::format("{}  const unsigned {} = {};\n", indent.str(),
+                       copyTargets.lookup(index), stagedSlot(index, buffer));
+  std::string guard =
+      layout.exact() ? "fill" : fmt::format("fill && vec < {}", layout.vectors);
+  out += fmt::format("{0}  #pragma unroll\n"
+                     "{0}  for (int i = 0; i < {1}; ++i) {{\n"
+                     "{0}    const int vec = {2};\n",
+                     indent.str(), layout.items, vectorIndex());
+  for (unsigned index : stagedInputs) {
+    std::string type = vectorType(plan.args[index].dtype);
+    out += fmt::format(
+        "{0}    kfuse_stage<{1}>({2} + vec * {3}, reinterpret_cast<const "
+        "{1} *>({4} + from) + vec, {5});\n",
+        indent.str(), type, copyTargets.lookup(index),
+        layout.vec * dtypeSize(plan.args[index].dtype), paramNames[index],
+        guard);
+  }
+  out += indent.str() + "  }\n" + indent.str() + "  kfuse_stage_commit();\n" +
+         indent.str() + "}\n";
+  return out;
+}
+
 FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
                                                       StringRef indent) {
   // The element values the work needs, and the inputs they read.
@@ -322,8 +451,10 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
   for (ReduceOp reduce : work.reductions)
     roots.push_back(reduce.getInput());
   if (work.writes)
-    for (WriteOp write : program.elementWrites)
-      roots.push_back(write.getValue());
+    for (WriteOp write : program.elementWrites) {
+      ConvertOp convert = pairedConvert(write);
+      roots.push_back(convert ? convert.getInput() : write.getValue());
+    }
   if (work.columnSums)
     for (const ColumnOutput &output : program.columnOutputs)
       roots.push_back(output.reduce->getOperand(0));
@@ -378,6 +509,18 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
                        "*>({3})[vec];\n",
                        inner, vectorType(plan.args[index].dtype),
                        localNames[index], paramNames[index]);
+  if (layout.stages > 0) {
+    // Staged inputs are read back from shared memory in every phase.
+    SmallVector<unsigned> staged(fullInputs.begin(), fullInputs.end());
+    llvm::sort(staged);
+    for (unsigned index : staged) {
+      std::string type = vectorType(plan.args[index].dtype);
+      out += fmt::format("{0}const {1} {2} = kfuse_unstage<{1}>({3} + vec * "
+                         "{4});\n",
+                         inner, type, stagedNames[index], localNames[index],
+                         layout.vec * dtypeSize(plan.args[index].dtype));
+    }
+  }
   SmallVector<WriteOp> writes;
   if (work.writes)
     writes.assign(program.elementWrites.begin(), program.elementWrites.end());
@@ -385,6 +528,9 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
     unsigned index = getWriteTarget(write).getArgNumber();
     out += fmt::format("{}{} {};\n", inner, vectorType(plan.args[index].dtype),
                        outputNames[index]);
+    if (pairedConvert(write))
+      out += fmt::format("{}float {}_f[{}];\n", inner, outputNames[index],
+                         layout.vec);
   }
   bool sumsInMemory = layout.sums != Layout::Sums::registers;
   if (work.columnSums && sumsInMemory)
@@ -407,8 +553,12 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
   }
   for (WriteOp write : writes) {
     unsigned index = getWriteTarget(write).getArgNumber();
-    out += fmt::format("{}{}.v[j] = {};\n", lane, outputNames[index],
-                       expr(write.getValue()));
+    if (ConvertOp convert = pairedConvert(write))
+      out += fmt::format("{}{}_f[j] = {};\n", lane, outputNames[index],
+                         expr(convert.getInput()));
+    else
+      out += fmt::format("{}{}.v[j] = {};\n", lane, outputNames[index],
+                         expr(write.getValue()));
   }
   if (work.columnSums)
     for (auto [output, acc] :
@@ -417,6 +567,18 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
                          sumsInMemory ? "" : "[i]",
                          expr(output.reduce->getOperand(0)));
   out += inner + "}\n";
+  for (WriteOp write : writes) {
+    if (!pairedConvert(write))
+      continue;
+    unsigned index = getWriteTarget(write).getArgNumber();
+    out += fmt::format(
+        "{0}#pragma unroll\n"
+        "{0}for (int j = 0; j < {1}; ++j)\n"
+        "{0}  {2}.w[j] = kfuse_f32x2_to_{3}x2({2}_f[2 * j], {2}_f[2 * j + "
+        "1]);\n",
+        inner, layout.vec / 2, outputNames[index],
+        dtypeName(plan.args[index].dtype));
+  }
   if (work.columnSums && sumsInMemory)
     for (auto [position, acc] : llvm::enumerate(accumulators))
       out += fmt::format("{}{} = {};\n", inner, sumSlot(position), acc);
@@ -628,10 +790,27 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
     if (phases == 1)
       out += "  int parity = 0;\n";
   }
+  // Dynamic shared memory: the column sums first, then the stages.
+  if (layout.sums == Layout::Sums::shared || layout.stages > 0)
+    out += "  extern __shared__ __align__(16) unsigned char kfuse_smem[];\n";
+  if (layout.stages > 0) {
+    uint64_t offset = layout.sums == Layout::Sums::shared
+                          ? columnSumBytes(layout, demand)
+                          : 0;
+    out += fmt::format("  const unsigned kfuse_stages = "
+                       "kfuse_shared_address(kfuse_smem);\n");
+    for (unsigned index : stagedInputs) {
+      out += fmt::format("  const unsigned {} = kfuse_stages + {}u;\n",
+                         stageBases[index], offset);
+      offset += uint64_t(layout.stages) * layout.rows * layout.slotVectors() *
+                layout.vec * dtypeSize(plan.args[index].dtype);
+    }
+  }
   if (layout.sums != Layout::Sums::registers) {
     // Each column has one owner thread: no synchronization needed.
     if (layout.sums == Layout::Sums::shared)
-      out += fmt::format("  extern __shared__ {} kfuse_acc[];\n",
+      out += fmt::format("  {0} *const kfuse_acc = reinterpret_cast<{0} "
+                         "*>(kfuse_smem);\n",
                          vectorType(DType::f32));
     else
       for (unsigned position = 0; position < accumulators.size(); ++position)
@@ -649,13 +828,32 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
                          layout.items);
   }
 
+  if (layout.stages == 2) {
+    // The first row group is copied in before the loop; each iteration
+    // copies the next one into the other buffer while it computes.
+    out += "  int stage = 0;\n";
+    out += emitStageCopies(
+        "  ", fmt::format("(blockIdx.x * {}ll + slot)", layout.rows), "0");
+  }
   out += fmt::format("  for (long long group = blockIdx.x; group * {0} < rows; "
                      "group += gridDim.x) {{\n"
                      "    const long long row = group * {0} + slot;\n"
                      "    const bool valid = row < rows;\n"
                      "    const long long offset = row * {1};\n",
                      layout.rows, cols);
-  if (layout.inRegisters) {
+  if (layout.stages == 1) {
+    out += emitStageCopies("    ", "row", "0");
+    out += "    kfuse_stage_wait<0>();\n";
+  } else if (layout.stages == 2) {
+    out += emitStageCopies("    ",
+                           fmt::format("(row + gridDim.x * {}ll)", layout.rows),
+                           "(stage ^ 1)");
+    out += "    kfuse_stage_wait<1>();\n";
+  }
+  for (unsigned index : stagedInputs)
+    out += fmt::format("    const unsigned {} = {};\n", localNames[index],
+                       stagedSlot(index, layout.stages == 2 ? "stage" : "0"));
+  if (layout.inRegisters && layout.stages == 0) {
     SmallVector<unsigned> inputs;
     for (unsigned index = 0; index < plan.args.size(); ++index)
       if (isFullInput(index) &&
@@ -720,7 +918,11 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
   }
   if (crossWarp && phases == 1)
     out += "    parity ^= 1;\n";
+  if (layout.stages == 2)
+    out += "    stage ^= 1;\n";
   out += "  }\n";
+  if (layout.stages == 2)
+    out += "  kfuse_stage_wait<0>(); // the last, empty prefetch\n";
   if (!accumulators.empty() && layout.sums != Layout::Sums::global)
     out += emitColumnPartials();
   out += "}\n";
@@ -783,27 +985,39 @@ LogicalResult SourceEmitter::emit() {
     return func.emitError() << "rows of " << cols
                             << " columns are too long; column indices are "
                                "32-bit in generated code";
-  RegisterDemand demand;
+  demand = RegisterDemand();
+  SmallVector<unsigned> fullInputs;
   for (auto [index, arg] : llvm::enumerate(plan.args)) {
     if (arg.role != NormArg::Role::input ||
         !program.needed.contains(func.getArgument(index)))
       continue;
-    if (arg.shape == NormShape::full)
+    if (arg.shape == NormShape::full) {
       ++demand.fullInputs;
-    else if (arg.shape == NormShape::col)
+      demand.fullInputBytes += dtypeSize(arg.dtype);
+      demand.narrowestInputBytes =
+          std::min(demand.narrowestInputBytes, dtypeSize(arg.dtype));
+      demand.widestInputBytes =
+          std::max(demand.widestInputBytes, dtypeSize(arg.dtype));
+      fullInputs.push_back(index);
+    } else if (arg.shape == NormShape::col) {
       ++demand.colInputs;
+    }
   }
   demand.columnSums = program.columnOutputs.size();
   layout = chooseLayout(cols, program.vectorWidth, demand, options);
-  uint64_t sumBytes =
-      uint64_t(demand.columnSums) * layout.vectors * layout.vec * 4;
+  if (layout.stages > 0)
+    stagedInputs.assign(fullInputs.begin(), fullInputs.end());
   std::string base = sanitizeIdentifier(plan.normName);
   plan.rowKernel = names.unique(fmt::format("kfuse_{}_rows", base));
   plan.blockSize = layout.blockSize();
   plan.rowsPerBlock = layout.rows;
   plan.threadsPerRow = layout.threads;
   plan.itemsPerThread = layout.items * layout.chunks;
-  plan.sharedBytes = layout.sums == Layout::Sums::shared ? sumBytes : 0;
+  plan.sharedBytes =
+      (layout.sums == Layout::Sums::shared ? columnSumBytes(layout, demand)
+                                           : 0) +
+      layout.stages * stageBytes(layout, demand);
+  plan.stages = layout.stages;
   plan.vectorWidth = layout.vec;
   plan.rowInRegisters = layout.inRegisters;
   for (const ColumnOutput &output : program.columnOutputs)
@@ -831,10 +1045,15 @@ LogicalResult SourceEmitter::emit() {
       "// Self-contained: compiles with NVRTC without headers.\n\n"
       "{}\n{}\n{}",
       plan.normName, cols, layout.vec, layout.threads, layout.items,
-      layout.inRegisters
+      layout.stages > 0 ? fmt::format(", staged in shared memory, {} buffer(s)",
+                                      layout.stages)
+      : layout.inRegisters
           ? std::string(", in registers")
           : fmt::format(" in each of {} chunks, looped", layout.chunks),
-      layout.rows, getCudaPrelude().str(), vectorTypeDefs, kernels);
+      layout.rows,
+      getCudaPrelude().str() +
+          (layout.stages > 0 ? kStagingPrelude.str() : std::string()),
+      vectorTypeDefs, kernels);
   return success();
 }
 

@@ -128,8 +128,19 @@ static unsigned positiveEnvironment(const char *name) {
   return value;
 }
 
+/// KFUSE_NORM_STAGES, when set to 0, 1 or 2.
+static std::optional<unsigned> stagesEnvironment() {
+  const char *text = std::getenv("KFUSE_NORM_STAGES");
+  unsigned value = 0;
+  if (!text || llvm::StringRef(text).getAsInteger(10, value) || value > 2)
+    return std::nullopt;
+  return value;
+}
+
 std::string normTuningKey() {
-  return "min_threads=" +
+  std::optional<unsigned> stages = stagesEnvironment();
+  return "stages=" + (stages ? std::to_string(*stages) : std::string("-")) +
+         ";min_threads=" +
          std::to_string(positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM")) +
          ";max_elements=" +
          std::to_string(positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS")) +
@@ -149,6 +160,8 @@ NormEmitOptions getNormEmitOptions(ModuleOp module,
     options.maxElementsPerThread = value;
   if (unsigned value = positiveEnvironment("KFUSE_NORM_BLOCK_SIZE"))
     options.targetBlockSize = value;
+  if (std::optional<unsigned> stages = stagesEnvironment())
+    options.stages = *stages;
   if (func::FuncOp norm = findNorm(module))
     for (Type type : norm.getArgumentTypes())
       options.argShapes.push_back(getNormShape(type));

@@ -36,7 +36,7 @@ NormEmitOptions getNormEmitOptions(mlir::ModuleOp module,
                                    const NormSpecialization &spec);
 
 /// The layout overrides the environment sets for measuring
-/// (KFUSE_NORM_MIN_THREADS_PER_SM, KFUSE_NORM_MAX_ELEMENTS,
+/// (KFUSE_NORM_STAGES, KFUSE_NORM_MIN_THREADS_PER_SM, KFUSE_NORM_MAX_ELEMENTS,
 /// KFUSE_NORM_BLOCK_SIZE), as a cache-key
 /// fragment: kernels compiled under other overrides are other kernels.
 std::string normTuningKey();

@@ -99,6 +99,11 @@ struct NormPlan {
   unsigned itemsPerThread = 0;
   /// Whether the row lives in registers (else the kernel loops over it).
   bool rowInRegisters = true;
+  /// Buffers of a row group staged in shared memory (0: none). With 2 the
+  /// row kernel copies the next row group while it computes one: launch
+  /// at most the blocks resident at once (one wave), so that every block
+  /// runs several row groups.
+  unsigned stages = 0;
 
   /// Column reductions: the output argument index of each, in partials
   /// order. Empty: no finish kernel.

@@ -16,7 +16,7 @@
 namespace kfuse {
 
 /// Bump when the generated norm code changes meaning for the same inputs.
-static constexpr const char *kNormCodegenVersion = "kfuse-norm-codegen-1";
+static constexpr const char *kNormCodegenVersion = "kfuse-norm-codegen-2";
 
 static llvm::Error invalid(const llvm::Twine &message) {
   return makeError(ErrorCode::InvalidArgument, message);
@@ -144,7 +144,9 @@ unsigned normGridSize(const NormPlan &plan, int64_t rows, int smCount,
   int64_t blocks = (rows + rowsPerBlock - 1) / rowsPerBlock;
   if (plan.maxGridBlocks)
     blocks = std::min<int64_t>(blocks, plan.maxGridBlocks);
-  if (!plan.columnOutputs.empty())
+  // Column partials are per block, and prefetching blocks run several row
+  // groups: one wave of resident blocks.
+  if (!plan.columnOutputs.empty() || plan.stages == 2)
     blocks = std::min<int64_t>(
         blocks, std::max<int64_t>(int64_t(smCount) * blocksPerSm, 1));
   // The grid's x dimension holds at most 2^31 - 1 blocks.

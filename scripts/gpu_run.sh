@@ -4,7 +4,8 @@
 #   bash scripts/gpu_run.sh
 # Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
-# bench_adamw.json, test_gpu_norm.json, bench_norm.json.
+# bench_adamw.json, test_gpu_norm.json, bench_norm.json (with KFUSE_GPU_SWEEP=1
+# also sweep_norm.jsonl, and ln_bf16.sass).
 # KFUSE_GPU_ONLY=optim or =norm runs the unit tests and only that half (the
 # whole script may not fit one 10-minute device call).
 set -u -o pipefail
@@ -93,9 +94,28 @@ fi
 if want norm; then
   step "python GPU tests: norms"
   run python3 bench/test_gpu_norm.py --json "$OUT/test_gpu_norm.json"
+  # Every row layout, forced: registers, staged, staged with prefetch.
+  for stages in 0 1 2; do
+    step "python GPU tests: norms with KFUSE_NORM_STAGES=$stages"
+    KFUSE_NORM_STAGES=$stages run python3 bench/test_gpu_norm.py
+  done
+
+  if [ -x "$KFUSE" ]; then
+    step "SASS of the bf16 LayerNorm forward (1024 columns)"
+    "$KFUSE" compile library/norm/layernorm_fwd.mlir --cols=1024 \
+      --input-dtype=bf16 --emit=cubin -o "$OUT/ln_bf16.cubin" 2>>"$LOG" &&
+      cuobjdump -sass "$OUT/ln_bf16.cubin" >"$OUT/ln_bf16.sass" 2>>"$LOG" &&
+      grep -cE '^ +/\*[0-9a-f]{4}\*/' "$OUT/ln_bf16.sass" | tee -a "$LOG"
+    rm -f "$OUT/ln_bf16.cubin"
+  fi
 
   step "norm benchmark (LayerNorm, RMSNorm: kfuse, torch, torch.compile)"
   run timeout 300 python3 bench/bench_norm.py --out "$OUT"
+
+  if [ "${KFUSE_GPU_SWEEP:-0}" = 1 ]; then
+    step "norm layout sweep"
+    run timeout "${KFUSE_SWEEP_TIMEOUT:-240}" python3 bench/sweep_norm.py --out "$OUT"
+  fi
 fi
 
 step "summary"
