@@ -44,8 +44,13 @@ struct NormEmitOptions {
   unsigned finishBlockSize = 64;
   /// Most buffers of a row group staged in shared memory (0: rows stay in
   /// registers; see Layout::stages in CudaNormInternal.h). Fewer are used
-  /// where they do not fit; rows of vectors under 4 bytes are not staged.
-  unsigned stages = 2;
+  /// where they do not fit; rows of vectors under 16 bytes are not staged.
+  /// -1 chooses: the next row group is prefetched (2) when a block holds a
+  /// single row, whose phases would otherwise leave the SM without loads
+  /// in flight; blocks of several rows overlap each other well enough with
+  /// one buffer, and prefetching, which needs a one-wave grid, costs them
+  /// (measured on the H200: bench/results/2026-12-03-h200-norm-sweep.jsonl).
+  int stages = -1;
 };
 
 /// Emits the CUDA source and launch plan of the specialized norm `norm`.

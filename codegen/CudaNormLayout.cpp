@@ -123,7 +123,8 @@ Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
   base.vectors = llvm::divideCeil(cols, vec);
   // Staging copies whole 16-byte vectors (cp.async.cg); rows of narrower
   // accesses (odd lengths, misaligned views) stay in registers.
-  bool stageable = options.stages > 0 && demand.fullInputs > 0 &&
+  unsigned maxStages = options.stages < 0 ? 2 : options.stages;
+  bool stageable = maxStages > 0 && demand.fullInputs > 0 &&
                    vec * demand.narrowestInputBytes == 16 &&
                    vec * demand.widestInputBytes == 16;
   if (stageable) {
@@ -133,7 +134,9 @@ Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
                           ? columnSumBytes(*staged, demand)
                           : 0;
       uint64_t stage = stageBytes(*staged, demand);
-      while (staged->stages < options.stages &&
+      if (options.stages < 0 && staged->rows > 1)
+        maxStages = 1;
+      while (staged->stages < maxStages &&
              (staged->stages + 1) * stage + sums <= kStagedSharedBytes)
         ++staged->stages;
       return *staged;

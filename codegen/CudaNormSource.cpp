@@ -197,6 +197,22 @@ private:
       return nullptr;
     return convert;
   }
+  /// A bf16 -> f32 conversion of an element of a vector argument, read
+  /// from its 32-bit word: one shift or mask an element, where extracting
+  /// the 16-bit half first costs two.
+  std::optional<std::string> unpackedPairElement(Operation *op) {
+    auto convert = dyn_cast<ConvertOp>(op);
+    if (!convert || layout.vec < 2 ||
+        !getElementTypeOrSelf(convert.getInput().getType()).isBF16() ||
+        !getElementTypeOrSelf(convert.getType()).isF32() ||
+        !isa<BlockArgument>(convert.getInput()))
+      return std::nullopt;
+    StringRef element = spelled.lookup(convert.getInput());
+    if (!element.consume_back(".v[j]"))
+      return std::nullopt;
+    return fmt::format("kfuse_bf16x2_to_f32({}.w[j >> 1], j & 1)",
+                       element.str());
+  }
   bool isElementKind(Value value) const {
     ValueKind kind = program.kindOf(value);
     return kind == ValueKind::full || kind == ValueKind::col;
@@ -355,6 +371,8 @@ LogicalResult SourceEmitter::emitOps(ArrayRef<Operation *> ops,
     std::string expression;
     if (auto dim = dyn_cast<DimSizeOp>(op)) {
       expression = "(float)rows";
+    } else if (std::optional<std::string> pair = unpackedPairElement(op)) {
+      expression = std::move(*pair);
     } else {
       SmallVector<std::string> operands;
       for (Value operand : op->getOperands())

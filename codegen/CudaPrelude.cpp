@@ -16,6 +16,12 @@ static __device__ __forceinline__ float kfuse_bf16_to_f32(unsigned short x) {
   return __uint_as_float((unsigned int)x << 16);
 }
 
+// Element `odd` (0 or 1) of the two bf16 in a 32-bit word, exactly.
+static __device__ __forceinline__ float kfuse_bf16x2_to_f32(unsigned int w,
+                                                           int odd) {
+  return __uint_as_float(odd ? (w & 0xffff0000u) : (w << 16));
+}
+
 // f32 -> bf16, rounding to nearest even; a NaN stays a (quiet) NaN. sm_80
 // and later convert in one instruction (the integer rounding below costs
 // about eight, which bounds 16-bit norms by issue rather than bandwidth).

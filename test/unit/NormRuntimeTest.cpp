@@ -307,6 +307,13 @@ TEST(NormRuntimeTest, GridSize) {
   EXPECT_EQ(normGridSize(plan, 40, 132, 2), 10u);
   plan.cols = 1024;
   EXPECT_EQ(plan.partialFloats(264), 2u * 264u * 1024u);
+  // A row kernel that prefetches the next row group runs in one wave too.
+  plan.columnOutputs.clear();
+  plan.stages = 2;
+  EXPECT_EQ(normGridSize(plan, 65536, 132, 2), 264u);
+  EXPECT_EQ(normGridSize(plan, 40, 132, 2), 10u);
+  plan.stages = 1;
+  EXPECT_EQ(normGridSize(plan, 65536, 132, 2), 16384u);
 }
 
 TEST(NormRuntimeTest, MinimumBytes) {
