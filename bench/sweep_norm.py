@@ -41,6 +41,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--only", default="",
+                        help="comma-separated case prefixes to sweep, e.g. "
+                             "layernorm.bf16.bwd")
+    ints = lambda text: [int(v) for v in text.split(",")]  # noqa: E731
+    parser.add_argument("--stages", type=ints, default=STAGES)
+    parser.add_argument("--min-threads", type=ints, default=MIN_THREADS)
+    parser.add_argument("--max-elements", type=ints, default=MAX_ELEMENTS)
+    parser.add_argument("--block-sizes", type=ints, default=BLOCK_SIZES)
     options = parser.parse_args()
     path = pathlib.Path(options.out) / "sweep_norm.jsonl"
     out = open(path, "w")
@@ -89,8 +97,13 @@ def main():
         fwd()
         reference = {"fwd": None, "bwd": None}
         for mode, fn, passes in (("fwd", fwd, 2), ("bwd", bwd, 3)):
+            case = f"{kind}.{dname}.{mode}.{rows}x{cols}"
+            prefixes = [p for p in options.only.split(",") if p]
+            if prefixes and not any(case.startswith(p) for p in prefixes):
+                continue
             for stages, threads, elements, block in itertools.product(
-                    STAGES, MIN_THREADS, MAX_ELEMENTS, BLOCK_SIZES):
+                    options.stages, options.min_threads,
+                    options.max_elements, options.block_sizes):
                 for knob, value in zip(KNOBS,
                                        (stages, threads, elements, block)):
                     os.environ[knob] = str(value)
