@@ -9,7 +9,7 @@ scripts/setup.sh || exit 1
 log=$(mktemp)
 /usr/lib/llvm-22/bin/lit -sv build/test build/test/unit 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
-count() { sed -nE "s/^ +$1: +([0-9]+).*/\1/p" "$log" | head -1; }
+count() { sed -nE "s/^ +$1 *: +([0-9]+).*/\1/p" "$log" | head -1; }
 passed=$(( $(count Passed) + 0 ))
 failed=$(( $(count Failed) + $(count Unresolved) + $(count "Timed Out") + 0 ))
 skipped=$(( $(count Unsupported) + 0 ))
