@@ -73,6 +73,8 @@ struct Layout {
   unsigned items = 1;    // vectors a thread handles per chunk
   unsigned chunks = 1;   // chunks per row: 1 when the row is in registers
   unsigned rows = 1;     // rows per block
+  /// The whole row at once (in registers, or staged when stages > 0), not
+  /// looped over in chunks.
   bool inRegisters = true;
   /// Where column sums accumulate: in registers; with one row per block
   /// (each column has a single owner thread) in shared memory, or, when that

@@ -97,7 +97,9 @@ struct NormPlan {
   /// rowsPerBlock) and vectors each thread handles per row.
   unsigned threadsPerRow = 0;
   unsigned itemsPerThread = 0;
-  /// Whether the row lives in registers (else the kernel loops over it).
+  /// Whether a thread holds its part of the whole row at once: in
+  /// registers, or staged in shared memory when `stages` > 0 (else the
+  /// kernel loops over the row in chunks).
   bool rowInRegisters = true;
   /// Buffers of a row group staged in shared memory (0: none). With 2 the
   /// row kernel copies the next row group while it computes one: launch
