@@ -12,7 +12,7 @@ status=${PIPESTATUS[0]}
 count() { sed -nE "s/^ +$1 *: +([0-9]+).*/\1/p" "$log" | head -1; }
 passed=$(( $(count Passed) + 0 ))
 failed=$(( $(count Failed) + $(count Unresolved) + $(count "Timed Out") + 0 ))
-skipped=$(( $(count Unsupported) + 0 ))
+skipped=$(( $(count Unsupported) + $(count Skipped) + 0 ))
 rm -f "$log"
 [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
 echo "kfuse: $passed passed, $failed failed, $skipped skipped"
