@@ -107,7 +107,7 @@ def main():
                 for knob, value in zip(KNOBS,
                                        (stages, threads, elements, block)):
                     os.environ[knob] = str(value)
-                row = {"case": f"{kind}.{dname}.{mode}.{rows}x{cols}",
+                row = {"case": case,
                        "stages": stages, "min_threads_per_sm": threads,
                        "max_elements": elements, "block_size": block,
                        "commit": commit}

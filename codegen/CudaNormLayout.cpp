@@ -22,9 +22,9 @@ namespace kfuse::norm {
 constexpr unsigned kLoopedThreadsPerRow = 512;
 constexpr unsigned kLoopedElementsPerThread = 8;
 
-/// Dynamic shared memory a staged block may take: the limit, less room for
-/// the static reduction scratch (kfuse_red, kfuse_colsum).
-constexpr uint64_t kStagedSharedBytes = kMaxSharedBytes - 2048;
+/// Room left for the row reductions' static scratch (kfuse_red: a float
+/// per warp, phase and reduction).
+constexpr uint64_t kReductionScratchBytes = 2048;
 
 unsigned minBlocksPerSM(unsigned blockSize, unsigned minThreadsPerSM) {
   return std::max(1u, minThreadsPerSM / blockSize);
@@ -56,6 +56,17 @@ uint64_t columnSumBytes(const Layout &layout, const RegisterDemand &demand) {
   return uint64_t(demand.columnSums) * layout.vectors * layout.vec * 4;
 }
 
+/// Dynamic shared memory a staged block may take: the limit less its static
+/// scratch (the reductions', and kfuse_colsum, through which the row slots
+/// of a block add their column sums).
+static uint64_t stagedSharedLimit(const Layout &layout,
+                                  const RegisterDemand &demand) {
+  uint64_t scratch = kReductionScratchBytes;
+  if (demand.columnSums > 0 && layout.rows > 1)
+    scratch += uint64_t(layout.vectors) * layout.vec * 4;
+  return kMaxSharedBytes - scratch;
+}
+
 /// The row spread over its threads, in registers or staged, or none. Of the
 /// layouts that fit (registers by estimateRegisters, shared memory for one
 /// stage), the one with the fewest (thread, item) slots, that is the fewest
@@ -75,14 +86,16 @@ static std::optional<Layout> chooseRowLayout(Layout base,
     // With one row per block each column has a single owner thread, which
     // may keep its sums in shared memory instead of registers.
     uint64_t shared = staged ? stageBytes(layout, demand) : 0;
-    uint64_t limit = staged ? kStagedSharedBytes : kMaxSharedBytes;
+    uint64_t limit =
+        staged ? stagedSharedLimit(layout, demand) : kMaxSharedBytes;
     if (demand.columnSums > 0 && layout.rows == 1 &&
         shared + columnSumBytes(layout, demand) <= limit)
       layout.sums = Layout::Sums::shared;
     return layout;
   };
   auto fits = [&](const Layout &layout) {
-    if (staged && stageBytes(layout, demand) > kStagedSharedBytes)
+    if (staged &&
+        stageBytes(layout, demand) > stagedSharedLimit(layout, demand))
       return false;
     return estimateRegisters(inRegisters, layout.items * layout.vec,
                              layout.sums == Layout::Sums::registers) <=
@@ -137,7 +150,8 @@ Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
       if (options.stages < 0 && staged->rows > 1)
         maxStages = 1;
       while (staged->stages < maxStages &&
-             (staged->stages + 1) * stage + sums <= kStagedSharedBytes)
+             (staged->stages + 1) * stage + sums <=
+                 stagedSharedLimit(*staged, demand))
         ++staged->stages;
       return *staged;
     }

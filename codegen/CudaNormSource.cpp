@@ -205,13 +205,10 @@ private:
     if (!convert || layout.vec < 2 ||
         !getElementTypeOrSelf(convert.getInput().getType()).isBF16() ||
         !getElementTypeOrSelf(convert.getType()).isF32() ||
-        !isa<BlockArgument>(convert.getInput()))
-      return std::nullopt;
-    StringRef element = spelled.lookup(convert.getInput());
-    if (!element.consume_back(".v[j]"))
+        !vectorOf.contains(convert.getInput()))
       return std::nullopt;
     return fmt::format("kfuse_bf16x2_to_f32({}.w[j >> 1], j & 1)",
-                       element.str());
+                       vectorOf.lookup(convert.getInput()));
   }
   bool isElementKind(Value value) const {
     ValueKind kind = program.kindOf(value);
@@ -232,6 +229,9 @@ private:
   /// Spellings of values: literals, locals, and per-element accesses of
   /// arguments (valid inside an element loop).
   DenseMap<Value, std::string> spelled;
+  /// Per full or column argument: the vector holding its current elements
+  /// (element j is `.v[j]`).
+  DenseMap<Value, std::string> vectorOf;
   /// Per argument: the kernel parameter and the local it is read into
   /// (for a staged full input: its shared-memory address in the current
   /// buffer, and the vector read back from it in `stagedNames`).
@@ -300,16 +300,18 @@ LogicalResult SourceEmitter::nameValues() {
     switch (arg.shape) {
     case NormShape::full:
       local = names.unique(paramNames.back() + "_v");
-      spelled[value] = local + "[i].v[j]";
+      vectorOf[value] = local + "[i]";
       if (layout.stages > 0 && arg.role == NormArg::Role::input) {
         stagedNames.back() = names.unique(paramNames.back() + "_l");
         stageBases[index] = names.unique(paramNames.back() + "_stage");
         copyTargets[index] = names.unique(paramNames.back() + "_to");
-        spelled[value] = stagedNames.back() + ".v[j]";
+        vectorOf[value] = stagedNames.back();
       }
+      spelled[value] = vectorOf[value] + ".v[j]";
       break;
     case NormShape::col:
       local = names.unique(paramNames.back() + "_c");
+      vectorOf[value] = local;
       spelled[value] = local + ".v[j]";
       break;
     case NormShape::row:

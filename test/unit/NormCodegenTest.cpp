@@ -226,6 +226,9 @@ TEST(NormCodegenTest, BenchmarkLayouts) {
   EXPECT_TRUE(plan->rowInRegisters);
   EXPECT_EQ(plan->minimumBytes(2) - plan->minimumBytes(1),
             1024u * 4 * 2 + 4 * 2);
+  // Several rows a block: staged in one buffer of 8 rows x 4 KiB.
+  EXPECT_EQ(plan->stages, 1u);
+  EXPECT_EQ(plan->sharedBytes, 8u * 1024 * 4);
 
   plan = compileNormToPlan(text, "layernorm_fwd.mlir",
                            specialize(*args, 12288, DType::bf16, DType::bf16));
@@ -233,6 +236,18 @@ TEST(NormCodegenTest, BenchmarkLayouts) {
   EXPECT_EQ(plan->vectorWidth, 8u);
   EXPECT_EQ(plan->threadsPerRow * plan->itemsPerThread * plan->vectorWidth,
             12288u);
+  // One row a block: the next row prefetched into a second buffer.
+  EXPECT_EQ(plan->rowsPerBlock, 1u);
+  EXPECT_EQ(plan->stages, 2u);
+  EXPECT_EQ(plan->sharedBytes, 2u * 12288 * 2);
+
+  // Accesses narrower than 16 bytes (12289 columns) stay in registers.
+  plan = compileNormToPlan(text, "layernorm_fwd.mlir",
+                           specialize(*args, 12289, DType::bf16, DType::bf16));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->vectorWidth, 1u);
+  EXPECT_EQ(plan->stages, 0u);
+  EXPECT_EQ(plan->sharedBytes, 0u);
 
   // Rows too long for registers take the looped variant.
   plan = compileNormToPlan(text, "layernorm_fwd.mlir",
