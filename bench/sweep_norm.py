@@ -7,7 +7,8 @@ times kfuse's kernels under KFUSE_NORM_STAGES (0: rows in registers; 1:
 staged in shared memory; 2: staged with the next row group prefetched) x
 KFUSE_NORM_MIN_THREADS_PER_SM (threads kept resident per SM: the register
 cap) x KFUSE_NORM_MAX_ELEMENTS (elements of a tensor a thread holds) x
-KFUSE_NORM_BLOCK_SIZE (threads a block aims for). Writes DIR/sweep_norm.jsonl, one row per setting.
+KFUSE_NORM_BLOCK_SIZE (threads a block aims for) x KFUSE_NORM_SUMS (where
+a block of one row keeps its column sums; backward only). Writes DIR/sweep_norm.jsonl, one row per setting.
 GB/s counts the minimum bytes: fwd 2 x (x, y), bwd 3 x (dy, x, dx).
 """
 
@@ -33,8 +34,9 @@ STAGES = [0, 1, 2]
 MIN_THREADS = [512, 1024]
 MAX_ELEMENTS = [32, 64]
 BLOCK_SIZES = [256]
+SUMS = ["auto"]
 KNOBS = ("KFUSE_NORM_STAGES", "KFUSE_NORM_MIN_THREADS_PER_SM",
-         "KFUSE_NORM_MAX_ELEMENTS", "KFUSE_NORM_BLOCK_SIZE")
+         "KFUSE_NORM_MAX_ELEMENTS", "KFUSE_NORM_BLOCK_SIZE", "KFUSE_NORM_SUMS")
 
 
 def main():
@@ -49,6 +51,8 @@ def main():
     parser.add_argument("--min-threads", type=ints, default=MIN_THREADS)
     parser.add_argument("--max-elements", type=ints, default=MAX_ELEMENTS)
     parser.add_argument("--block-sizes", type=ints, default=BLOCK_SIZES)
+    parser.add_argument("--sums", type=lambda text: text.split(","),
+                        default=SUMS)
     options = parser.parse_args()
     path = pathlib.Path(options.out) / "sweep_norm.jsonl"
     out = open(path, "w")
@@ -101,16 +105,17 @@ def main():
             prefixes = [p for p in options.only.split(",") if p]
             if prefixes and not any(case.startswith(p) for p in prefixes):
                 continue
-            for stages, threads, elements, block in itertools.product(
+            sums_options = options.sums if mode == "bwd" else SUMS
+            for stages, threads, elements, block, sums in itertools.product(
                     options.stages, options.min_threads,
-                    options.max_elements, options.block_sizes):
-                for knob, value in zip(KNOBS,
-                                       (stages, threads, elements, block)):
+                    options.max_elements, options.block_sizes, sums_options):
+                for knob, value in zip(
+                        KNOBS, (stages, threads, elements, block, sums)):
                     os.environ[knob] = str(value)
                 row = {"case": case,
                        "stages": stages, "min_threads_per_sm": threads,
                        "max_elements": elements, "block_size": block,
-                       "commit": commit}
+                       "sums": sums, "commit": commit}
                 try:
                     result = fn()
                     torch.cuda.synchronize()

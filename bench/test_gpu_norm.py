@@ -185,6 +185,32 @@ def layernorm_fwd_matches_float64():
 
 
 @test
+def layernorm_fwd_variance_of_offset_rows():
+    """Rows far from zero (mean 1000, std 1; one row with an outlier first):
+    the one-pass <variance> keeps the statistics to f32 accuracy, where
+    E[x^2] - E[x]^2 would lose most digits."""
+    norm = kfuse.library_norm("layernorm_fwd")
+    worst = {}
+    for rows, cols in ((64, 4096), (33, 12288), (17, 1000), (5, 5128)):
+        x = rand((rows, cols), torch.float32, rows + cols, shift=1000.0)
+        x[0, 0] = 1.0e5
+        w = rand(cols, torch.float32, 7, scale=0.1, shift=1.0)
+        b = rand(cols, torch.float32, 8, scale=0.1)
+        y = poisoned((rows, cols), x.dtype)
+        mean, rstd = poisoned(rows, torch.float32), poisoned(rows,
+                                                             torch.float32)
+        norm(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd, eps=LN_EPS)
+        torch.cuda.synchronize()
+        ry, rmean, rrstd = ref_ln_fwd(x, w, b)
+        # An f32 mean near 1000 is only good to ~6e-5, which y inherits.
+        for key, error in (("y", check_close("y", y, ry, 2e-4)),
+                           ("rstd", check_close("rstd", rstd, rrstd, 1e-4)),
+                           ("mean", check_close("mean", mean, rmean, 1e-6))):
+            worst[key] = max(worst.get(key, 0.0), error)
+    return {k: float(f"{v:.3e}") for k, v in worst.items()}
+
+
+@test
 def layernorm_bwd_matches_float64():
     norm = kfuse.library_norm("layernorm_bwd")
 

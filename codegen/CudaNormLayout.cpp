@@ -39,10 +39,14 @@ static unsigned registerCap(unsigned blockSize, unsigned minThreadsPerSM) {
 /// A conservative estimate of the registers a thread needs for `elements`
 /// elements of each array (16-bit inputs are widened to f32 early by the
 /// compiler, so they count whole), calibrated on ptxas' allocation for the
-/// library norms.
+/// library norms. A staged input counts half: a phase reads it back from
+/// shared memory vector by vector, and ptxas keeps about half of a thread's
+/// elements of it live (the bf16 LayerNorm backward of 12288 columns: 124
+/// registers against 184 counted whole).
 static unsigned estimateRegisters(const RegisterDemand &demand,
-                                  unsigned elements, bool sumsInRegisters) {
-  unsigned arrays2 = 2 * demand.fullInputs + demand.colInputs +
+                                  unsigned elements, bool staged,
+                                  bool sumsInRegisters) {
+  unsigned arrays2 = (staged ? 1 : 2) * demand.fullInputs + demand.colInputs +
                      (sumsInRegisters ? 2 * demand.columnSums : 0); // in halves
   return elements * arrays2 / 2 + 40;
 }
@@ -75,39 +79,48 @@ static std::optional<Layout> chooseRowLayout(Layout base,
                                              const RegisterDemand &demand,
                                              bool staged,
                                              const NormEmitOptions &options) {
-  // Staged inputs are counted as if held in registers: a phase reads them
-  // back into registers, and the estimate stays on the safe side of
-  // spilling. Staging then frees registers (more resident blocks) rather
-  // than admitting longer rows.
-  const RegisterDemand &inRegisters = demand;
-  auto finish = [&](Layout layout) {
-    layout.rows = std::max(1u, options.targetBlockSize / layout.threads);
-    layout.stages = staged ? 1 : 0;
-    // With one row per block each column has a single owner thread, which
-    // may keep its sums in shared memory instead of registers.
+  auto sharedFits = [&](const Layout &layout) {
     uint64_t shared = staged ? stageBytes(layout, demand) : 0;
     uint64_t limit =
         staged ? stagedSharedLimit(layout, demand) : kMaxSharedBytes;
-    if (demand.columnSums > 0 && layout.rows == 1 &&
-        shared + columnSumBytes(layout, demand) <= limit)
-      layout.sums = Layout::Sums::shared;
-    return layout;
+    return shared + columnSumBytes(layout, demand) <= limit;
   };
-  auto fits = [&](const Layout &layout) {
-    if (staged &&
-        stageBytes(layout, demand) > stagedSharedLimit(layout, demand))
-      return false;
-    return estimateRegisters(inRegisters, layout.items * layout.vec,
+  auto registersFit = [&](const Layout &layout) {
+    return estimateRegisters(demand, layout.items * layout.vec, staged,
                              layout.sums == Layout::Sums::registers) <=
            registerCap(layout.blockSize(), options.minThreadsPerSM);
+  };
+  // The layout completed (rows per block, stages, where column sums go) if
+  // it fits. Column sums stay in registers where they fit there: each
+  // thread adds its own columns (measured on the H200, sums kept in shared
+  // memory cost the LayerNorm backward 10-20 points). With one row per
+  // block each column has a single owner thread, which may keep them in
+  // shared memory instead when registers are short.
+  auto complete = [&](Layout layout) -> std::optional<Layout> {
+    layout.rows = std::max(1u, options.targetBlockSize / layout.threads);
+    layout.stages = staged ? 1 : 0;
+    if (staged &&
+        stageBytes(layout, demand) > stagedSharedLimit(layout, demand))
+      return std::nullopt;
+    using Sums = NormEmitOptions::ColumnSums;
+    bool mayShare = demand.columnSums > 0 && layout.rows == 1 &&
+                    options.columnSums != Sums::registers && sharedFits(layout);
+    if (mayShare && options.columnSums == Sums::shared) {
+      layout.sums = Layout::Sums::shared;
+      return registersFit(layout) ? std::optional<Layout>(layout)
+                                  : std::nullopt;
+    }
+    if (registersFit(layout))
+      return layout;
+    if (!mayShare)
+      return std::nullopt;
+    layout.sums = Layout::Sums::shared;
+    return registersFit(layout) ? std::optional<Layout>(layout) : std::nullopt;
   };
   if (base.vectors <= kWarpSize) {
     // A part of a warp per row: whole rows per warp access, coalesced.
     base.threads = llvm::PowerOf2Ceil(base.vectors);
-    Layout layout = finish(base);
-    if (fits(layout))
-      return layout;
-    return std::nullopt;
+    return complete(base);
   }
   std::optional<Layout> best;
   int64_t bestCost = INT64_MAX;
@@ -120,11 +133,11 @@ static std::optional<Layout> chooseRowLayout(Layout base,
     if (threads > kMaxThreadsPerRow || threads * items >= bestCost)
       continue;
     layout.threads = threads;
-    layout = finish(layout);
-    if (!fits(layout))
+    std::optional<Layout> completed = complete(layout);
+    if (!completed)
       continue;
     bestCost = threads * items;
-    best = layout;
+    best = completed;
   }
   return best;
 }

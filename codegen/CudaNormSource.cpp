@@ -38,6 +38,50 @@ using namespace mlir;
 namespace kfuse::norm {
 namespace {
 
+/// Device helpers of `variance` row reductions: Chan et al.'s merge of two
+/// parts' (count, mean, sum of squared deviations). The share of the second
+/// part takes the fast division: its last-bit error is far below the
+/// rounding of the sums it weighs, and the merge runs per thread and row.
+constexpr llvm::StringLiteral kMomentsPrelude = R"cuda(
+static __device__ __forceinline__ void kfuse_merge_moments(
+    float &n, float &mean, float &m2, float nb, float meanb, float m2b) {
+  const float total = n + nb;
+  const float share = total > 0.0f ? __fdividef(nb, total) : 0.0f;
+  const float delta = meanb - mean;
+  mean = fmaf(delta, share, mean);
+  m2 = m2 + m2b + delta * delta * n * share;
+  n = total;
+}
+
+// One butterfly step with the lane `m` away: both partners merge the lower
+// lane's part first, so they end with the same bits.
+static __device__ __forceinline__ void kfuse_shuffle_moments(
+    float &n, float &mean, float &m2, int m, bool upper) {
+  const float on = __shfl_xor_sync(0xffffffffu, n, m);
+  const float om = __shfl_xor_sync(0xffffffffu, mean, m);
+  const float oq = __shfl_xor_sync(0xffffffffu, m2, m);
+  float an = upper ? on : n, am = upper ? om : mean, aq = upper ? oq : m2;
+  kfuse_merge_moments(an, am, aq, upper ? n : on, upper ? mean : om,
+                      upper ? m2 : oq);
+  n = an;
+  mean = am;
+  m2 = aq;
+}
+
+// The butterfly step where both partners hold as many elements (every
+// thread owns the same count): the merge is symmetric in its operands, so
+// the partners need no ordering, and the count is not exchanged.
+static __device__ __forceinline__ void kfuse_shuffle_equal_moments(
+    float &n, float &mean, float &m2, int m) {
+  const float om = __shfl_xor_sync(0xffffffffu, mean, m);
+  const float oq = __shfl_xor_sync(0xffffffffu, m2, m);
+  const float delta = om - mean;
+  mean = 0.5f * (mean + om);
+  m2 = (m2 + oq) + delta * delta * (0.5f * n);
+  n = n + n;
+}
+)cuda";
+
 /// Device helpers of staged rows: asynchronous copies into shared memory
 /// (cp.async, sm_80 and later; a load and a store before) and reads back.
 constexpr llvm::StringLiteral kStagingPrelude = R"cuda(
@@ -244,8 +288,28 @@ private:
   std::vector<std::string> accumulators;
   llvm::StringSet<> vectorTypeNames;
   std::string vectorTypeDefs;
-  unsigned reductionSlots = 0; // most row reductions of one phase
+  unsigned reductionSlots = 0; // most floats of one phase's row reductions
 };
+
+/// The <variance> of `reductions` over the same input as the <sum> `reduce`,
+/// if any: the thread's sum then follows from the variance's shifted sums
+/// (sum = s + n * p) instead of an addition per element.
+static ReduceOp varianceSharingInput(ReduceOp reduce,
+                                     ArrayRef<ReduceOp> reductions) {
+  if (reduce.getKind() != ReduceKind::sum)
+    return nullptr;
+  for (ReduceOp other : reductions)
+    if (other.getKind() == ReduceKind::variance &&
+        other.getInput() == reduce.getInput())
+      return other;
+  return nullptr;
+}
+
+/// Floats one row reduction passes between warps: a variance its count,
+/// mean and sum of squared deviations.
+static unsigned reductionFloats(ReduceOp reduce) {
+  return reduce.getKind() == ReduceKind::variance ? 3 : 1;
+}
 
 std::string SourceEmitter::vectorType(DType dtype) {
   unsigned bytes = layout.vec * dtypeSize(dtype);
@@ -566,10 +630,30 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
   for (ReduceOp reduce : work.reductions) {
     std::string acc = spelled.lookup(reduce->getResult(0));
     std::string value = expr(reduce.getInput());
-    out += reduce.getKind() == ReduceKind::sum
-               ? fmt::format("{}{} += {};\n", lane, acc, value)
-               : fmt::format("{0}{1} = kfuse_maximumf({1}, {2});\n", lane, acc,
-                             value);
+    switch (reduce.getKind()) {
+    case ReduceKind::sum:
+      if (!varianceSharingInput(reduce, work.reductions))
+        out += fmt::format("{}{} += {};\n", lane, acc, value);
+      break;
+    case ReduceKind::max:
+      out +=
+          fmt::format("{0}{1} = kfuse_maximumf({1}, {2});\n", lane, acc, value);
+      break;
+    case ReduceKind::variance:
+      // Sums of the elements shifted by the thread's first one: the
+      // cancellation in q - s^2 / n is then bounded by the thread's count.
+      out += fmt::format("{0}{{\n"
+                         "{0}  const float v = {2};\n"
+                         "{0}  if ({1}_n == 0.0f)\n"
+                         "{0}    {1}_p = v;\n"
+                         "{0}  const float d = v - {1}_p;\n"
+                         "{0}  {1}_s += d;\n"
+                         "{0}  {1}_q = fmaf(d, d, {1}_q);\n"
+                         "{0}  {1}_n += 1.0f;\n"
+                         "{0}}}\n",
+                         lane, acc, value);
+      break;
+    }
   }
   for (WriteOp write : writes) {
     unsigned index = getWriteTarget(write).getArgNumber();
@@ -629,6 +713,23 @@ std::string SourceEmitter::emitRowReduction(ArrayRef<ReduceOp> reductions,
                ? fmt::format("{} + {}", a.str(), b.str())
                : fmt::format("kfuse_maximumf({}, {})", a.str(), b.str());
   };
+  auto isVariance = [](ReduceOp reduce) {
+    return reduce.getKind() == ReduceKind::variance;
+  };
+  for (ReduceOp reduce : reductions)
+    if (ReduceOp variance = varianceSharingInput(reduce, reductions))
+      out += fmt::format("{0}{1} = fmaf({2}_n, {2}_p, {2}_s);\n", indent.str(),
+                         spelled.lookup(reduce->getResult(0)),
+                         spelled.lookup(variance->getResult(0)));
+  // A variance's thread part: count, mean and sum of squared deviations.
+  for (ReduceOp reduce : llvm::make_filter_range(reductions, isVariance))
+    out += fmt::format("{0}float {1}_m = {1}_p;\n"
+                       "{0}if ({1}_n > 0.0f) {{\n"
+                       "{0}  const float shift = {1}_s / {1}_n;\n"
+                       "{0}  {1}_m = {1}_p + shift;\n"
+                       "{0}  {1}_q = fmaxf(fmaf(-{1}_s, shift, {1}_q), 0.0f);\n"
+                       "{0}}}\n",
+                       indent.str(), spelled.lookup(reduce->getResult(0)));
   unsigned width = std::min(layout.threads, kWarpSize);
   if (width > 1) {
     out += fmt::format("{0}#pragma unroll\n"
@@ -636,42 +737,76 @@ std::string SourceEmitter::emitRowReduction(ArrayRef<ReduceOp> reductions,
                        indent.str(), width / 2);
     for (ReduceOp reduce : reductions) {
       std::string acc = spelled.lookup(reduce->getResult(0));
-      out += fmt::format(
-          "{}  {} = {};\n", indent.str(), acc,
-          combine(reduce, acc,
-                  fmt::format("__shfl_xor_sync(0xffffffffu, {}, m)", acc)));
+      if (isVariance(reduce) && layout.exact())
+        out += fmt::format("{0}  kfuse_shuffle_equal_moments({1}_n, {1}_m, "
+                           "{1}_q, m);\n",
+                           indent.str(), acc);
+      else if (isVariance(reduce))
+        out += fmt::format("{0}  kfuse_shuffle_moments({1}_n, {1}_m, {1}_q, "
+                           "m, (lane & m) != 0);\n",
+                           indent.str(), acc);
+      else
+        out += fmt::format(
+            "{}  {} = {};\n", indent.str(), acc,
+            combine(reduce, acc,
+                    fmt::format("__shfl_xor_sync(0xffffffffu, {}, m)", acc)));
     }
     out += indent.str() + "}\n";
   }
   unsigned warps = layout.warpsPerRow();
-  if (warps == 1)
-    return out;
-  std::string region = program.phases.size() == 1 ? std::string("parity")
-                                                  : std::to_string(phase);
-  std::string base = fmt::format("(slot * {} + lane / {}) * {}", warps,
-                                 kWarpSize, reductionSlots);
-  out += fmt::format("{}if (lane % {} == 0) {{\n", indent.str(), kWarpSize);
-  for (auto [position, reduce] : llvm::enumerate(reductions))
+  if (warps > 1) {
+    // Each reduction's floats at its offset in the warp's slots.
+    SmallVector<unsigned> offsets;
+    unsigned offset = 0;
+    for (ReduceOp reduce : reductions) {
+      offsets.push_back(offset);
+      offset += reductionFloats(reduce);
+    }
+    auto floatsOf = [&](ReduceOp reduce) -> SmallVector<std::string> {
+      std::string acc = spelled.lookup(reduce->getResult(0));
+      if (isVariance(reduce))
+        return {acc + "_n", acc + "_m", acc + "_q"};
+      return {acc};
+    };
+    std::string region = program.phases.size() == 1 ? std::string("parity")
+                                                    : std::to_string(phase);
+    std::string base = fmt::format("(slot * {} + lane / {}) * {}", warps,
+                                   kWarpSize, reductionSlots);
+    out += fmt::format("{}if (lane % {} == 0) {{\n", indent.str(), kWarpSize);
+    for (auto [reduce, first] : llvm::zip_equal(reductions, offsets))
+      for (auto [k, name] : llvm::enumerate(floatsOf(reduce)))
+        out += fmt::format("{}  kfuse_red[{}][{} + {}] = {};\n", indent.str(),
+                           region, base, first + k, name);
+    out += indent.str() + "}\n" + indent.str() + "__syncthreads();\n";
     out +=
-        fmt::format("{}  kfuse_red[{}][{} + {}] = {};\n", indent.str(), region,
-                    base, position, spelled.lookup(reduce->getResult(0)));
-  out += indent.str() + "}\n" + indent.str() + "__syncthreads();\n";
-  out += fmt::format("{0}{{\n"
-                     "{0}  const float *part = &kfuse_red[{1}][slot * {2}];\n",
-                     indent.str(), region, warps * reductionSlots);
-  for (auto [position, reduce] : llvm::enumerate(reductions))
-    out += fmt::format("{}  {} = part[{}];\n", indent.str(),
-                       spelled.lookup(reduce->getResult(0)), position);
-  out += fmt::format("{0}  for (int w = 1; w < {1}; ++w) {{\n", indent.str(),
-                     warps);
-  for (auto [position, reduce] : llvm::enumerate(reductions)) {
-    std::string acc = spelled.lookup(reduce->getResult(0));
-    out += fmt::format(
-        "{}    {} = {};\n", indent.str(), acc,
-        combine(reduce, acc,
-                fmt::format("part[w * {} + {}]", reductionSlots, position)));
+        fmt::format("{0}{{\n"
+                    "{0}  const float *part = &kfuse_red[{1}][slot * {2}];\n",
+                    indent.str(), region, warps * reductionSlots);
+    for (auto [reduce, first] : llvm::zip_equal(reductions, offsets))
+      for (auto [k, name] : llvm::enumerate(floatsOf(reduce)))
+        out +=
+            fmt::format("{}  {} = part[{}];\n", indent.str(), name, first + k);
+    out += fmt::format("{0}  for (int w = 1; w < {1}; ++w) {{\n", indent.str(),
+                       warps);
+    for (auto [reduce, first] : llvm::zip_equal(reductions, offsets)) {
+      std::string acc = spelled.lookup(reduce->getResult(0));
+      if (isVariance(reduce))
+        out += fmt::format("{0}    kfuse_merge_moments({1}_n, {1}_m, {1}_q, "
+                           "part[w * {2} + {3}], part[w * {2} + {4}], "
+                           "part[w * {2} + {5}]);\n",
+                           indent.str(), acc, reductionSlots, first, first + 1,
+                           first + 2);
+      else
+        out += fmt::format(
+            "{}    {} = {};\n", indent.str(), acc,
+            combine(reduce, acc,
+                    fmt::format("part[w * {} + {}]", reductionSlots, first)));
+    }
+    out += indent.str() + "  }\n" + indent.str() + "}\n";
   }
-  out += indent.str() + "  }\n" + indent.str() + "}\n";
+  for (ReduceOp reduce : llvm::make_filter_range(reductions, isVariance))
+    out += fmt::format("{0}{1} = {1}_q / {1}_n;\n", indent.str(),
+                       spelled.lookup(reduce->getResult(0)));
   return out;
 }
 
@@ -798,8 +933,12 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
     out += "  const int lane = threadIdx.x;\n"
            "  const int slot = 0;\n";
   unsigned phases = program.phases.size();
-  for (ArrayRef<ReduceOp> phase : program.phases)
-    reductionSlots = std::max<unsigned>(reductionSlots, phase.size());
+  for (ArrayRef<ReduceOp> phase : program.phases) {
+    unsigned floats = 0;
+    for (ReduceOp reduce : phase)
+      floats += reductionFloats(reduce);
+    reductionSlots = std::max(reductionSlots, floats);
+  }
   bool crossWarp = phases > 0 && layout.warpsPerRow() > 1;
   if (crossWarp) {
     // One region per phase; a single phase alternates two by iteration, so
@@ -904,11 +1043,18 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
   for (auto [phase, reductions] : llvm::enumerate(program.phases)) {
     out += fmt::format("    // Phase {}: {} row reduction(s).\n", phase + 1,
                        reductions.size());
-    for (ReduceOp reduce : reductions)
-      out += fmt::format(
-          "    float {} = {};\n", spelled.lookup(reduce->getResult(0)),
-          reduce.getKind() == ReduceKind::sum ? "0.0f"
-                                              : "__uint_as_float(0xff800000u)");
+    for (ReduceOp reduce : reductions) {
+      std::string acc = spelled.lookup(reduce->getResult(0));
+      if (reduce.getKind() == ReduceKind::variance)
+        out += fmt::format("    float {0} = 0.0f, {0}_n = 0.0f, {0}_p = 0.0f, "
+                           "{0}_s = 0.0f, {0}_q = 0.0f;\n",
+                           acc);
+      else
+        out += fmt::format("    float {} = {};\n", acc,
+                           reduce.getKind() == ReduceKind::sum
+                               ? "0.0f"
+                               : "__uint_as_float(0xff800000u)");
+    }
     FailureOr<std::string> loop = emitElementLoop({reductions}, "    ");
     if (failed(loop))
       return failure();
@@ -1059,6 +1205,12 @@ LogicalResult SourceEmitter::emit() {
       return failure();
     kernels += "\n" + *finish;
   }
+  bool usesVariance =
+      llvm::any_of(program.phases, [](ArrayRef<ReduceOp> phase) {
+        return llvm::any_of(phase, [](ReduceOp reduce) {
+          return reduce.getKind() == ReduceKind::variance;
+        });
+      });
   plan.source = fmt::format(
       "// Generated by kfuse from @{}: {} columns, vector width {}, {} "
       "threads per row ({} vector(s) each{}), {} row(s) per block.\n"
@@ -1072,7 +1224,8 @@ LogicalResult SourceEmitter::emit() {
           : fmt::format(" in each of {} chunks, looped", layout.chunks),
       layout.rows,
       getCudaPrelude().str() +
-          (layout.stages > 0 ? kStagingPrelude.str() : std::string()),
+          (layout.stages > 0 ? kStagingPrelude.str() : std::string()) +
+          (usesVariance ? kMomentsPrelude.str() : std::string()),
       vectorTypeDefs, kernels);
   return success();
 }

@@ -11,6 +11,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -137,15 +138,28 @@ static std::optional<unsigned> stagesEnvironment() {
   return value;
 }
 
+/// KFUSE_NORM_SUMS, when set to `registers` or `shared`.
+static NormEmitOptions::ColumnSums columnSumsEnvironment() {
+  const char *text = std::getenv("KFUSE_NORM_SUMS");
+  if (!text)
+    return NormEmitOptions::ColumnSums::automatic;
+  return llvm::StringSwitch<NormEmitOptions::ColumnSums>(text)
+      .Case("registers", NormEmitOptions::ColumnSums::registers)
+      .Case("shared", NormEmitOptions::ColumnSums::shared)
+      .Default(NormEmitOptions::ColumnSums::automatic);
+}
+
 std::string normTuningKey() {
   std::optional<unsigned> stages = stagesEnvironment();
+  NormEmitOptions::ColumnSums sums = columnSumsEnvironment();
   return "stages=" + (stages ? std::to_string(*stages) : std::string("-")) +
          ";min_threads=" +
          std::to_string(positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM")) +
          ";max_elements=" +
          std::to_string(positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS")) +
          ";block=" +
-         std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE"));
+         std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE")) +
+         ";sums=" + std::to_string(static_cast<int>(sums));
 }
 
 NormEmitOptions getNormEmitOptions(ModuleOp module,
@@ -162,6 +176,7 @@ NormEmitOptions getNormEmitOptions(ModuleOp module,
     options.targetBlockSize = value;
   if (std::optional<unsigned> stages = stagesEnvironment())
     options.stages = *stages;
+  options.columnSums = columnSumsEnvironment();
   if (func::FuncOp norm = findNorm(module))
     for (Type type : norm.getArgumentTypes())
       options.argShapes.push_back(getNormShape(type));

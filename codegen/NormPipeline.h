@@ -37,7 +37,7 @@ NormEmitOptions getNormEmitOptions(mlir::ModuleOp module,
 
 /// The layout overrides the environment sets for measuring
 /// (KFUSE_NORM_STAGES, KFUSE_NORM_MIN_THREADS_PER_SM, KFUSE_NORM_MAX_ELEMENTS,
-/// KFUSE_NORM_BLOCK_SIZE), as a cache-key
+/// KFUSE_NORM_BLOCK_SIZE, KFUSE_NORM_SUMS), as a cache-key
 /// fragment: kernels compiled under other overrides are other kernels.
 std::string normTuningKey();
 

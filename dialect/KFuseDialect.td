@@ -98,7 +98,8 @@ def KFuse_RoleAttr : EnumAttr<KFuse_Dialect, KFuse_Role, "role"> {
 
 def KFuse_ReduceKind : I32EnumAttr<"ReduceKind", "row or column reduction", [
     I32EnumAttrCase<"sum", 0>,
-    I32EnumAttrCase<"max", 1>]> {
+    I32EnumAttrCase<"max", 1>,
+    I32EnumAttrCase<"variance", 2>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::kfuse";
 }
@@ -107,10 +108,13 @@ def KFuse_ReduceKindAttr : EnumAttr<KFuse_Dialect, KFuse_ReduceKind,
                                     "reduce_kind"> {
   let summary = "the combining function of a kfuse.reduce";
   let description = [{
-    `sum` adds the elements, `max` takes the largest.
+    `sum` adds the elements, `max` takes the largest, `variance` is the
+    mean squared deviation from the elements' mean (the biased variance:
+    divided by the count, as LayerNorm uses it), computed in one pass.
 
     ```mlir
     %s = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+    %v = kfuse.reduce <variance> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
     ```
   }];
   let assemblyFormat = "`<` $value `>`";

@@ -39,7 +39,8 @@ def KFuse_BroadcastOp : KFuse_Op<"broadcast", [Pure, InferTypeOpAdaptor]> {
 }
 
 def KFuse_ReduceOp : KFuse_Op<"reduce", [Pure]> {
-  let summary = "sum or maximum over the rows or the columns of a tensor";
+  let summary = "sum, maximum or variance over the rows or the columns of a "
+                "tensor";
   let description = [{
     Combines the elements of a 2-D tensor along dimension `dim`, keeping
     that dimension with extent 1: `dim 1` reduces each row to one value
@@ -48,8 +49,15 @@ def KFuse_ReduceOp : KFuse_Op<"reduce", [Pure]> {
     element type; the generated code combines in a fixed order, so a result
     has the same bits every run.
 
+    `variance` needs no mean computed first: the generated code keeps each
+    thread's count, mean and sum of squared deviations (its elements shifted
+    by its first one, which bounds the cancellation) and merges them with
+    Chan's formula, so LayerNorm's mean and variance take one reduction
+    phase instead of two.
+
     ```mlir
     %row_sum = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+    %row_var = kfuse.reduce <variance> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
     %col_sum = kfuse.reduce <sum> %dy dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
     ```
   }];

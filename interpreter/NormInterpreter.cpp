@@ -392,13 +392,41 @@ LogicalResult NormInterpreter::executeReduce(ReduceOp op) {
   // The GPU accumulates in f32 registers whatever the storage type.
   ElementKind accumulatorKind =
       *resultKind == ElementKind::F64 ? ElementKind::F64 : ElementKind::F32;
-  bool isSum = op.getKind() == ReduceKind::sum;
   size_t numResults = static_cast<size_t>(extents->rows * extents->cols);
+  const std::vector<double> &elements = (*input)->elements;
+  auto elementAt = [&](size_t target, int64_t k) {
+    return dim == 0 ? elements[k * from.cols + target]
+                    : elements[target * from.cols + k];
+  };
+  if (op.getKind() == ReduceKind::variance) {
+    // Two passes in double (compensated): the oracle the GPU's one-pass
+    // merge is measured against.
+    int64_t count = dim == 0 ? from.rows : from.cols;
+    NormValue result;
+    result.isTensor = true;
+    result.extents = *extents;
+    result.elements.resize(numResults);
+    for (size_t target = 0; target < numResults; ++target) {
+      CompensatedSum sum, squares;
+      for (int64_t k = 0; k < count; ++k)
+        sum.add(elementAt(target, k));
+      double mean = sum.get() / double(count);
+      for (int64_t k = 0; k < count; ++k) {
+        double deviation = elementAt(target, k) - mean;
+        squares.add(deviation * deviation);
+      }
+      double variance = squares.get() / double(count);
+      result.elements[target] =
+          device ? roundToKind(variance, *resultKind) : variance;
+    }
+    env[op.getResult()] = std::move(result);
+    return success();
+  }
+  bool isSum = op.getKind() == ReduceKind::sum;
   // Results are accumulated in input order (row-major), each in sequence
   // over the reduced dimension.
   std::vector<double> accumulators(numResults, isSum ? 0.0 : -INFINITY);
   std::vector<CompensatedSum> exactSums(isSum && !device ? numResults : 0);
-  const std::vector<double> &elements = (*input)->elements;
   for (int64_t r = 0; r < from.rows; ++r) {
     for (int64_t c = 0; c < from.cols; ++c) {
       size_t target = static_cast<size_t>(dim == 0 ? c : r);

@@ -19,9 +19,7 @@ func.func @add_layernorm_fwd(
   %mu = arith.divf %sum, %n_r : tensor<?x1xf32>
   %mu_b = kfuse.broadcast %mu like %x : tensor<?x1xf32>, tensor<?x?xf32>
   %xc = arith.subf %sum_in, %mu_b : tensor<?x?xf32>
-  %xc_sq = arith.mulf %xc, %xc : tensor<?x?xf32>
-  %ssq = kfuse.reduce <sum> %xc_sq dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
-  %var = arith.divf %ssq, %n_r : tensor<?x1xf32>
+  %var = kfuse.reduce <variance> %sum_in dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
   %eps_r = kfuse.broadcast %eps like %var : f32, tensor<?x1xf32>
   %var_eps = arith.addf %var, %eps_r : tensor<?x1xf32>
   %rs = math.rsqrt %var_eps : tensor<?x1xf32>

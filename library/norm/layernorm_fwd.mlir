@@ -2,12 +2,12 @@
 // dimension, saving the row statistics for the backward:
 //
 //   mean = sum(x) / n
-//   rstd = 1 / sqrt(sum((x - mean)^2) / n + eps)      (biased variance)
+//   rstd = 1 / sqrt(variance(x) + eps)      (biased variance)
 //   y    = (x - mean) * rstd * weight + bias
 //
-// Two passes over the row (mean, then the centered sum of squares) cost
-// nothing extra when the row stays in registers, and avoid the cancellation
-// of E[x^2] - E[x]^2.
+// The sum and the variance are reduced together, in one phase: <variance>
+// merges the threads' centered parts (Chan's formula) instead of waiting
+// for the mean, and avoids the cancellation of E[x^2] - E[x]^2.
 func.func @layernorm_fwd(
     %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>, kfuse.name = "x"},
     %weight: tensor<1x?xf32> {kfuse.role = #kfuse.role<input>, kfuse.name = "weight"},
@@ -23,9 +23,7 @@ func.func @layernorm_fwd(
   %mu = arith.divf %sum, %n_r : tensor<?x1xf32>
   %mu_b = kfuse.broadcast %mu like %x : tensor<?x1xf32>, tensor<?x?xf32>
   %xc = arith.subf %x, %mu_b : tensor<?x?xf32>
-  %xc_sq = arith.mulf %xc, %xc : tensor<?x?xf32>
-  %ssq = kfuse.reduce <sum> %xc_sq dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
-  %var = arith.divf %ssq, %n_r : tensor<?x1xf32>
+  %var = kfuse.reduce <variance> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
   %eps_r = kfuse.broadcast %eps like %var : f32, tensor<?x1xf32>
   %var_eps = arith.addf %var, %eps_r : tensor<?x1xf32>
   %rs = math.rsqrt %var_eps : tensor<?x1xf32>

@@ -1,7 +1,7 @@
 // RUN: env KFUSE_NORM_STAGES=0 kfuse compile %library/norm/layernorm_bwd.mlir --cols=1024 --emit=cuda | FileCheck %s
-// RUN: env KFUSE_NORM_STAGES=0 kfuse compile %library/norm/layernorm_bwd.mlir --cols=4096 --emit=cuda | FileCheck %s --check-prefix=SHARED
+// RUN: env KFUSE_NORM_STAGES=0 KFUSE_NORM_SUMS=shared kfuse compile %library/norm/layernorm_bwd.mlir --cols=4096 --emit=cuda | FileCheck %s --check-prefix=SHARED
 // RUN: kfuse compile %library/norm/layernorm_bwd.mlir --cols=65536 --emit=cuda | FileCheck %s --check-prefix=LOOPED
-// RUN: env KFUSE_NORM_STAGES=0 kfuse compile %library/norm/layernorm_bwd.mlir --cols=4096 --stats -o /dev/null | FileCheck %s --check-prefix=STATS
+// RUN: env KFUSE_NORM_STAGES=0 KFUSE_NORM_SUMS=shared kfuse compile %library/norm/layernorm_bwd.mlir --cols=4096 --stats -o /dev/null | FileCheck %s --check-prefix=STATS
 // RUN: kfuse compile %library/norm/layernorm_bwd.mlir --cols=4096 --emit=cuda | FileCheck %s --check-prefix=STAGED
 // RUN: kfuse compile %library/norm/layernorm_bwd.mlir --cols=4096 --stats -o /dev/null | FileCheck %s --check-prefix=STAGED-STATS
 
@@ -52,8 +52,10 @@
 // CHECK: const float *p = partials + (long long)1 * grid * 1024 + col;
 // CHECK: dbias[col] = total;
 
-// Rows of 4096: one row a block, so each column has one owner thread and the
-// sums live in dynamic shared memory (2 x 16 KiB), freeing registers.
+// Rows of 4096: one row a block, so each column has one owner thread, and
+// KFUSE_NORM_SUMS=shared puts its sums in dynamic shared memory (2 x 16 KiB),
+// freeing registers. The code generator does so by itself only where the
+// sums do not fit in registers.
 // SHARED: extern __shared__ __align__(16) unsigned char kfuse_smem[];
 // SHARED-NEXT: kfuse_f32x4 *const kfuse_acc = reinterpret_cast<kfuse_f32x4 *>(kfuse_smem);
 // SHARED: kfuse_acc[1024 + vec] = kfuse_f32x4{};
@@ -69,19 +71,21 @@
 // STATS-SAME: "spills":0
 // STATS-SAME: "rows_per_block":1,"shared_bytes":32768,"stages":0,"threads_per_row":256
 
-// Staged by default: dy and x in two buffers each after the column sums
-// (32 KiB + 2 x 2 x 16 KiB), read back in the phases.
+// Staged by default: dy and x in two buffers each, read back in the phases;
+// the column sums in the owner threads' registers.
 // STAGED: 256 threads per row (4 vector(s) each, staged in shared memory, 2 buffer(s))
-// STAGED: const unsigned dy_stage = kfuse_stages + 32768u;
-// STAGED-NEXT: const unsigned x_stage = kfuse_stages + 65536u;
-// STAGED-NEXT: kfuse_f32x4 *const kfuse_acc = reinterpret_cast<kfuse_f32x4 *>(kfuse_smem);
+// STAGED: const unsigned dy_stage = kfuse_stages + 0u;
+// STAGED-NEXT: const unsigned x_stage = kfuse_stages + 32768u;
+// STAGED-NEXT: kfuse_f32x4 acc_dweight[4] = {};
+// STAGED-NEXT: kfuse_f32x4 acc_dbias[4] = {};
 // STAGED: kfuse_stage<kfuse_f32x4>(dy_to + vec * 16, reinterpret_cast<const kfuse_f32x4 *>(dy + from) + vec, fill);
 // STAGED-NEXT: kfuse_stage<kfuse_f32x4>(x_to + vec * 16, reinterpret_cast<const kfuse_f32x4 *>(x + from) + vec, fill);
 // STAGED: const kfuse_f32x4 dy_l = kfuse_unstage<kfuse_f32x4>(dy_v + vec * 16);
 // STAGED-NEXT: const kfuse_f32x4 x_l = kfuse_unstage<kfuse_f32x4>(x_v + vec * 16);
-// STAGED: acc_dbias.v[j] += dy_l.v[j];
-// STAGED: part[vec] = kfuse_acc[0 + vec];
-// STAGED-STATS: "rows_per_block":1,"shared_bytes":98304,"stages":2,"threads_per_row":256
+// STAGED: acc_dbias[i].v[j] += dy_l.v[j];
+// STAGED-NOT: kfuse_acc
+// STAGED: part[vec] = acc_dweight[i];
+// STAGED-STATS: "rows_per_block":1,"shared_bytes":65536,"stages":2,"threads_per_row":256
 
 // Rows of 65536 do not fit in registers: the looped variant reads the row
 // again in each phase, and keeps the sums in the block's own partials.

@@ -9,10 +9,13 @@
 // CHECK-NOT: kfuse_stage
 // CHECK: struct alignas(2) kfuse_f16x1 {
 // CHECK: x_v[i] = valid && vec < 12289 ? reinterpret_cast<const kfuse_f16x1 *>(x + offset)[vec] : kfuse_f16x1{};
-// CHECK: // Phase 1: 1 row reduction(s).
+// CHECK: // Phase 1: 2 row reduction(s).
 // CHECK: if (vec < 12289) {
 // CHECK: kfuse_f16_to_f32(x_v[i].v[j])
+// Threads own different counts: the ordered general merge.
+// CHECK: kfuse_shuffle_moments(s{{[0-9]+}}_n, s{{[0-9]+}}_m, s{{[0-9]+}}_q, m, (lane & m) != 0);
 // CHECK: __syncthreads();
+// CHECK-NOT: // Phase 2
 // CHECK: // Outputs.
 // CHECK: if (vec < 12289) {
 // CHECK: kfuse_f32_to_f16(
@@ -20,6 +23,7 @@
 // One column: a thread per row, 256 rows a block, nothing to shuffle; the
 // mean divides by the folded row length.
 // ONE: 1 columns, vector width 1, 1 threads per row (1 vector(s) each, in registers), 256 row(s) per block.
+// ONE: // Phase 1
 // ONE-NOT: __shfl_xor_sync
 // ONE: = s{{[0-9]+}} / 1.0f;
 // ONE: if (valid && lane == 0) {

@@ -401,3 +401,14 @@ func.func @both(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes 
   kfuse.write %p to %p : tensor<?xf32>
   return
 }
+
+// -----
+
+func.func @reduce_kind(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+                       %m: tensor<?x1xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
+  // expected-error @+2 {{expected ::kfuse::ReduceKind to be one of: sum, max, variance}}
+  // expected-error @+1 {{failed to parse KFuse_ReduceKindAttr parameter 'value'}}
+  %s = kfuse.reduce <mean> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+  kfuse.write %s to %m : tensor<?x1xf32>
+  return
+}

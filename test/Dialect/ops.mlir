@@ -66,6 +66,7 @@ func.func @convert_and_select(%p: tensor<4xf16> {kfuse.role = #kfuse.role<param>
 // CHECK: kfuse.dim_size %{{.*}} dim 1 : tensor<?x?xf32> -> f32
 // CHECK: kfuse.reduce <sum> %{{.*}} dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
 // CHECK: kfuse.reduce <max> %{{.*}} dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
+// CHECK: kfuse.reduce <variance> %{{.*}} dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
 // CHECK: kfuse.broadcast %{{.*}} like %{{.*}} : tensor<?x1xf32>, tensor<?x?xf32>
 // CHECK: kfuse.broadcast %{{.*}} like %{{.*}} : tensor<1x?xf32>, tensor<?x?xf32>
 // CHECK: kfuse.write %{{.*}} to %{{.*}} : tensor<?x1xf32>
@@ -79,11 +80,13 @@ func.func @norm_ops(
   %n = kfuse.dim_size %x dim 1 : tensor<?x?xf32> -> f32
   %sum = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
   %max = kfuse.reduce <max> %x dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
+  %var = kfuse.reduce <variance> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
   %sum_b = kfuse.broadcast %sum like %x : tensor<?x1xf32>, tensor<?x?xf32>
   %w_b = kfuse.broadcast %w like %x : tensor<1x?xf32>, tensor<?x?xf32>
   %t = arith.mulf %sum_b, %w_b : tensor<?x?xf32>
   kfuse.write %t to %y : tensor<?x?xf32>
-  kfuse.write %sum to %s : tensor<?x1xf32>
+  %sum_var = arith.addf %sum, %var : tensor<?x1xf32>
+  kfuse.write %sum_var to %s : tensor<?x1xf32>
   kfuse.write %max to %m : tensor<1x?xf32>
   return
 }

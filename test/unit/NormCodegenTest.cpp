@@ -307,6 +307,20 @@ func.func @column_max(
             "inline.mlir:6:8: error: 'kfuse.reduce' op column reductions (dim "
             "0) support only <sum>, got <max>");
 
+  const char *columnVariance = R"mlir(
+func.func @column_variance(
+    %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+    %m: tensor<1x?xf32> {kfuse.role = #kfuse.role<output>})
+    attributes {kfuse.norm} {
+  %r = kfuse.reduce <variance> %x dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
+  kfuse.write %r to %m : tensor<1x?xf32>
+  return
+}
+)mlir";
+  EXPECT_EQ(compileError(columnVariance),
+            "inline.mlir:6:8: error: 'kfuse.reduce' op column reductions (dim "
+            "0) support only <sum>, got <variance>");
+
   const char *columnSumUsed = R"mlir(
 func.func @column_sum_used(
     %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},

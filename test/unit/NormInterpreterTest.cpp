@@ -429,6 +429,41 @@ TEST_F(NormInterpreterTest, ReduceBroadcastAndDimSizeByHand) {
                                  8.0, 12.0, 14.0}));
 }
 
+const char *const kVariance = R"(
+func.func @variance(
+    %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>, kfuse.name = "x"},
+    %row_var: tensor<?x1xf32> {kfuse.role = #kfuse.role<output>, kfuse.name = "row_var"},
+    %col_var: tensor<1x?xf32> {kfuse.role = #kfuse.role<output>, kfuse.name = "col_var"})
+    attributes {kfuse.norm} {
+  %rv = kfuse.reduce <variance> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+  %cv = kfuse.reduce <variance> %x dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
+  kfuse.write %rv to %row_var : tensor<?x1xf32>
+  kfuse.write %cv to %col_var : tensor<1x?xf32>
+  return
+})";
+
+TEST_F(NormInterpreterTest, VarianceIsTheBiasedOneWithoutCancellation) {
+  func::FuncOp norm = parse(kVariance);
+  ASSERT_TRUE(norm);
+  // Row 0: mean 2, deviations -1, 0, 1: variance 2/3. Row 1 sits at 1e8,
+  // where E[x^2] - E[x]^2 in double would lose every digit of its 2/3.
+  NormTensor x(2, 3);
+  x.elements = {1.0,     2.0,     3.0, //
+                1e8 + 1, 1e8 + 2, 1e8 + 3};
+  FailureOr<NormValues> out =
+      runNorm(norm, 2, makeValues(norm, {{"x", x}}), NormMode::Exact);
+  ASSERT_TRUE(succeeded(out));
+  const NormTensor &rowVar = get(norm, *out, "row_var");
+  ASSERT_EQ(rowVar.elements.size(), 2u);
+  EXPECT_DOUBLE_EQ(rowVar.elements[0], 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(rowVar.elements[1], 2.0 / 3.0);
+  // Columns: pairs (1, 1e8+1), ...: each (1e8 / 2)^2.
+  const NormTensor &colVar = get(norm, *out, "col_var");
+  ASSERT_EQ(colVar.elements.size(), 3u);
+  for (double value : colVar.elements)
+    EXPECT_DOUBLE_EQ(value, 0.25e16);
+}
+
 TEST_F(NormInterpreterTest, DeviceSumsSequentiallyInF32) {
   func::FuncOp norm = parse(kStats);
   ASSERT_TRUE(norm);
