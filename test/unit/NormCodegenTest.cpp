@@ -11,6 +11,7 @@
 #include "runtime/Nvrtc.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
@@ -293,33 +294,23 @@ func.func @row_sum(
             "inline.mlir:2:1: error: expected 2 dtypes, one per argument, got "
             "1");
 
-  const char *columnMax = R"mlir(
-func.func @column_max(
-    %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
-    %m: tensor<1x?xf32> {kfuse.role = #kfuse.role<output>})
-    attributes {kfuse.norm} {
-  %r = kfuse.reduce <max> %x dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
+  for (const char *kind : {"max", "variance"}) {
+    std::string columnReduce = llvm::formatv(R"mlir(
+func.func @column_reduce(
+    %x: tensor<?x?xf32> {{kfuse.role = #kfuse.role<input>},
+    %m: tensor<1x?xf32> {{kfuse.role = #kfuse.role<output>})
+    attributes {{kfuse.norm} {{
+  %r = kfuse.reduce <{0}> %x dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
   kfuse.write %r to %m : tensor<1x?xf32>
   return
 }
-)mlir";
-  EXPECT_EQ(compileError(columnMax),
-            "inline.mlir:6:8: error: 'kfuse.reduce' op column reductions (dim "
-            "0) support only <sum>, got <max>");
-
-  const char *columnVariance = R"mlir(
-func.func @column_variance(
-    %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
-    %m: tensor<1x?xf32> {kfuse.role = #kfuse.role<output>})
-    attributes {kfuse.norm} {
-  %r = kfuse.reduce <variance> %x dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
-  kfuse.write %r to %m : tensor<1x?xf32>
-  return
-}
-)mlir";
-  EXPECT_EQ(compileError(columnVariance),
-            "inline.mlir:6:8: error: 'kfuse.reduce' op column reductions (dim "
-            "0) support only <sum>, got <variance>");
+)mlir",
+                                             kind);
+    EXPECT_EQ(compileError(columnReduce),
+              std::string("inline.mlir:6:8: error: 'kfuse.reduce' op column "
+                          "reductions (dim 0) support only <sum>, got <") +
+                  kind + ">");
+  }
 
   const char *columnSumUsed = R"mlir(
 func.func @column_sum_used(
