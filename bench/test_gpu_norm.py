@@ -165,17 +165,23 @@ def sweep(run):
     return {k: float(f"{v:.3e}") for k, v in worst.items()}
 
 
+def run_ln_fwd(norm, x, w, b):
+    """The LayerNorm forward `norm` into poisoned outputs: (y, mean, rstd)."""
+    rows, cols = x.shape
+    y = poisoned((rows, cols), x.dtype)
+    mean, rstd = poisoned(rows, torch.float32), poisoned(rows, torch.float32)
+    norm(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd, eps=LN_EPS)
+    torch.cuda.synchronize()
+    return y, mean, rstd
+
+
 @test
 def layernorm_fwd_matches_float64():
     norm = kfuse.library_norm("layernorm_fwd")
 
     def run(rows, cols, xdt, wdt, seed):
         x, w, b, _ = inputs(rows, cols, xdt, wdt, seed)
-        y = poisoned((rows, cols), x.dtype)
-        mean, rstd = poisoned(rows, torch.float32), poisoned(rows,
-                                                             torch.float32)
-        norm(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd, eps=LN_EPS)
-        torch.cuda.synchronize()
+        y, mean, rstd = run_ln_fwd(norm, x, w, b)
         ry, rmean, rrstd = ref_ln_fwd(x, w, b)
         return {f"y.{xdt}": check_close("y", y, ry),
                 "mean": check_close("mean", mean, rmean),
@@ -196,11 +202,7 @@ def layernorm_fwd_variance_of_offset_rows():
         x[0, 0] = 1.0e5
         w = rand(cols, torch.float32, 7, scale=0.1, shift=1.0)
         b = rand(cols, torch.float32, 8, scale=0.1)
-        y = poisoned((rows, cols), x.dtype)
-        mean, rstd = poisoned(rows, torch.float32), poisoned(rows,
-                                                             torch.float32)
-        norm(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd, eps=LN_EPS)
-        torch.cuda.synchronize()
+        y, mean, rstd = run_ln_fwd(norm, x, w, b)
         ry, rmean, rrstd = ref_ln_fwd(x, w, b)
         # An f32 mean near 1000 is only good to ~6e-5, which y inherits.
         for key, error in (("y", check_close("y", y, ry, 2e-4)),

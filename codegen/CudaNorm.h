@@ -52,9 +52,10 @@ struct NormEmitOptions {
   /// (measured on the H200: bench/results/2026-12-03-h200-norm-sweep.jsonl).
   int stages = -1;
   /// Where a block of one row keeps its column sums (every column has a
-  /// single owner thread): `automatic` takes shared memory where it fits
-  /// beside the stages; `registers` keeps them in the owner's registers.
-  /// Blocks of several rows always add them up in registers.
+  /// single owner thread): `automatic` keeps them in the owner's registers
+  /// where the register estimate allows, else in shared memory where that
+  /// fits beside the stages; `registers` and `shared` force either. Blocks
+  /// of several rows always add them up in registers.
   enum class ColumnSums { automatic, registers, shared };
   ColumnSums columnSums = ColumnSums::automatic;
 };
