@@ -40,8 +40,12 @@ struct NormEmitOptions {
   /// Upper bound on the row kernel's grid with column reductions: each block
   /// writes `cols` partial sums per reduction, which the finish kernel reads.
   unsigned maxColumnReductionGrid = 1024;
-  /// Threads per block of the finish kernel (one column each).
-  unsigned finishBlockSize = 64;
+  /// The finish kernel's block: `finishColumnsPerBlock` columns (a warp's
+  /// worth, so that each load of a partial row is one 128-byte access)
+  /// times `finishBlockSize / finishColumnsPerBlock` slices of the partial
+  /// rows, added up in slice order.
+  unsigned finishBlockSize = 256;
+  unsigned finishColumnsPerBlock = 32;
   /// Most buffers of a row group staged in shared memory (0: rows stay in
   /// registers; see Layout::stages in CudaNormInternal.h). Fewer are used
   /// where they do not fit; rows of vectors under 16 bytes are not staged.
@@ -58,6 +62,16 @@ struct NormEmitOptions {
   /// of several rows always add them up in registers.
   enum class ColumnSums { automatic, registers, shared };
   ColumnSums columnSums = ColumnSums::automatic;
+  /// Where a thread keeps its vectors of the column inputs (weight, bias):
+  /// `reload` loads them in every phase of every row that reads them;
+  /// `registers` loads them once per thread, before the row loop, where the
+  /// row is whole (in registers or staged). Reloading is the default: the
+  /// held vectors cost occupancy, and on the H200 that cost more than the
+  /// loads saved (the bf16 LayerNorm forward at 4096 columns: 86.5 % of
+  /// the copy bandwidth reloading, 68.2 % held;
+  /// bench/results/2026-12-03-h200-norm-columns-ab.jsonl).
+  enum class ColumnInputs { reload, registers };
+  ColumnInputs columnInputs = ColumnInputs::reload;
 };
 
 /// Emits the CUDA source and launch plan of the specialized norm `norm`.

@@ -88,6 +88,13 @@ struct Layout {
   /// grid of one wave.
   unsigned stages = 0;
 
+  /// Whether each thread loads its vectors of the column inputs (weight,
+  /// bias) once, before the row loop, and keeps them in registers for every
+  /// row it handles, instead of loading them again in each phase of each
+  /// row: their loads then overlap the row's own instead of waiting behind
+  /// the row reduction. Rows in registers or staged only.
+  bool columnInputsInRegisters = false;
+
   unsigned blockSize() const { return threads * rows; }
   /// Vectors of one full input a row slot stages: every (item, thread).
   int64_t slotVectors() const { return int64_t(threads) * items; }

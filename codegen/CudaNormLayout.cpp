@@ -22,6 +22,10 @@ namespace kfuse::norm {
 constexpr unsigned kLoopedThreadsPerRow = 512;
 constexpr unsigned kLoopedElementsPerThread = 8;
 
+/// Registers the estimate must leave free before a long row takes the wide
+/// in-register layout (see chooseRowsLayout).
+constexpr unsigned kLongRowHeadroom = 16;
+
 /// Room left for the row reductions' static scratch (kfuse_red: a float
 /// per warp, phase and reduction).
 constexpr uint64_t kReductionScratchBytes = 2048;
@@ -75,10 +79,9 @@ static uint64_t stagedSharedLimit(const Layout &layout,
 /// layouts that fit (registers by estimateRegisters, shared memory for one
 /// stage), the one with the fewest (thread, item) slots, that is the fewest
 /// idle ones, and of those the one with the most items a thread.
-static std::optional<Layout> chooseRowLayout(Layout base,
-                                             const RegisterDemand &demand,
-                                             bool staged,
-                                             const NormEmitOptions &options) {
+static std::optional<Layout>
+chooseRowLayout(Layout base, const RegisterDemand &demand, bool staged,
+                const NormEmitOptions &options, unsigned headroom = 0) {
   auto sharedFits = [&](const Layout &layout) {
     uint64_t shared = staged ? stageBytes(layout, demand) : 0;
     uint64_t limit =
@@ -87,7 +90,8 @@ static std::optional<Layout> chooseRowLayout(Layout base,
   };
   auto registersFit = [&](const Layout &layout) {
     return estimateRegisters(demand, layout.items * layout.vec, staged,
-                             layout.sums == Layout::Sums::registers) <=
+                             layout.sums == Layout::Sums::registers) +
+               headroom <=
            registerCap(layout.blockSize(), options.minThreadsPerSM);
   };
   // The layout completed (rows per block, stages, where column sums go) if
@@ -142,8 +146,10 @@ static std::optional<Layout> chooseRowLayout(Layout base,
   return best;
 }
 
-Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
-                    const NormEmitOptions &options) {
+/// The layout of the row itself: staged, in registers, or looped.
+static Layout chooseRowsLayout(int64_t cols, unsigned vec,
+                               const RegisterDemand &demand,
+                               const NormEmitOptions &options) {
   Layout base;
   base.vec = vec;
   base.vectors = llvm::divideCeil(cols, vec);
@@ -153,6 +159,22 @@ Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
   bool stageable = maxStages > 0 && demand.fullInputs > 0 &&
                    vec * demand.narrowestInputBytes == 16 &&
                    vec * demand.widestInputBytes == 16;
+  if (stageable && options.stages < 0 && demand.columnSums == 0) {
+    // A long row (one a block) without column sums: twice the elements a
+    // thread in registers, unstaged, where the estimate leaves headroom
+    // (it undercounts there by up to 18 registers). Fewer, fuller threads
+    // keep more bytes in flight than staged blocks, which one-row blocks
+    // limit (the H200, 12288 columns: the RMSNorm forward at 98 and 92 %
+    // of the copy bandwidth in f32 and bf16 against 93 and 86 % staged;
+    // bench/results/2026-12-03-h200-norm-columns-ab.jsonl, s0me64).
+    NormEmitOptions wide = options;
+    wide.maxElementsPerThread = 2 * options.maxElementsPerThread;
+    if (std::optional<Layout> inRegisters = chooseRowLayout(
+            base, demand, /*staged=*/false, wide, kLongRowHeadroom);
+        inRegisters && inRegisters->rows == 1 &&
+        inRegisters->items * vec > options.maxElementsPerThread)
+      return *inRegisters;
+  }
   if (stageable) {
     if (std::optional<Layout> staged =
             chooseRowLayout(base, demand, /*staged=*/true, options)) {
@@ -186,6 +208,21 @@ Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
                       ? Layout::Sums::shared
                       : Layout::Sums::global;
   return looped;
+}
+
+/// Whether `layout` keeps its column inputs in registers across rows: where
+/// asked for and the row is whole.
+static bool holdColumnInputs(const Layout &layout, const RegisterDemand &demand,
+                             const NormEmitOptions &options) {
+  return demand.colInputs > 0 && layout.inRegisters &&
+         options.columnInputs == NormEmitOptions::ColumnInputs::registers;
+}
+
+Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
+                    const NormEmitOptions &options) {
+  Layout layout = chooseRowsLayout(cols, vec, demand, options);
+  layout.columnInputsInRegisters = holdColumnInputs(layout, demand, options);
+  return layout;
 }
 
 } // namespace kfuse::norm

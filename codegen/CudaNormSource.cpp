@@ -215,6 +215,7 @@ private:
   FailureOr<std::string> emitElementLoop(const LoopWork &work,
                                          StringRef indent);
   std::string emitInputLoads(StringRef indent, ArrayRef<unsigned> inputs);
+  std::string emitColumnInputLoads(StringRef indent);
   std::string emitStageCopies(StringRef indent, StringRef row,
                               StringRef buffer);
   std::string stagedSlot(unsigned index, StringRef buffer) const;
@@ -375,8 +376,8 @@ LogicalResult SourceEmitter::nameValues() {
       break;
     case NormShape::col:
       local = names.unique(paramNames.back() + "_c");
-      vectorOf[value] = local;
-      spelled[value] = local + ".v[j]";
+      vectorOf[value] = layout.columnInputsInRegisters ? local + "[i]" : local;
+      spelled[value] = vectorOf[value] + ".v[j]";
       break;
     case NormShape::row:
     case NormShape::scalar:
@@ -485,6 +486,40 @@ std::string SourceEmitter::emitInputLoads(StringRef indent,
   return out;
 }
 
+/// Loads of the thread's vectors of every column input the norm reads into
+/// register arrays, once for all the rows the thread handles.
+std::string SourceEmitter::emitColumnInputLoads(StringRef indent) {
+  SmallVector<unsigned> inputs;
+  for (auto [index, arg] : llvm::enumerate(plan.args))
+    if (arg.shape == NormShape::col && arg.role == NormArg::Role::input &&
+        program.needed.contains(func.getArgument(index)))
+      inputs.push_back(index);
+  std::string out;
+  if (inputs.empty())
+    return out;
+  for (unsigned index : inputs)
+    out += fmt::format("{}{} {}[{}];\n", indent.str(),
+                       vectorType(plan.args[index].dtype), localNames[index],
+                       layout.items);
+  out += fmt::format("{0}#pragma unroll\n"
+                     "{0}for (int i = 0; i < {1}; ++i) {{\n"
+                     "{0}  const int vec = {2};\n",
+                     indent.str(), layout.items, vectorIndex());
+  for (unsigned index : inputs) {
+    std::string type = vectorType(plan.args[index].dtype);
+    std::string load = fmt::format("reinterpret_cast<const {} *>({})[vec]",
+                                   type, paramNames[index]);
+    if (layout.exact())
+      out += fmt::format("{}  {}[i] = {};\n", indent.str(), localNames[index],
+                         load);
+    else
+      out += fmt::format("{}  {}[i] = vec < {} ? {} : {}{{}};\n", indent.str(),
+                         localNames[index], layout.vectors, load, type);
+  }
+  out += indent.str() + "}\n";
+  return out;
+}
+
 /// The shared-memory address of row slot `slot` of staged input `index` in
 /// buffer `buffer`.
 std::string SourceEmitter::stagedSlot(unsigned index, StringRef buffer) const {
@@ -586,7 +621,9 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
     out += fmt::format("{}if (vec < {}) {{\n", inner, layout.vectors);
     inner += "  ";
   }
-  SmallVector<unsigned> colList(colInputs.begin(), colInputs.end());
+  SmallVector<unsigned> colList;
+  if (!layout.columnInputsInRegisters)
+    colList.assign(colInputs.begin(), colInputs.end());
   llvm::sort(colList);
   for (unsigned index : colList)
     out += fmt::format("{0}const {1} {2} = reinterpret_cast<const {1} "
@@ -987,6 +1024,8 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
                          layout.items);
   }
 
+  if (layout.columnInputsInRegisters)
+    out += emitColumnInputLoads("  ");
   if (layout.stages == 2) {
     // The first row group is copied in before the loop; each iteration
     // copies the next one into the other buffer while it computes.
@@ -1102,16 +1141,49 @@ FailureOr<std::string> SourceEmitter::emitFinishKernel() {
     params.push_back(fmt::format(
         "{} *__restrict__ {}", getCudaStorageType(plan.args[output.arg].dtype),
         paramNames[output.arg]));
-  unsigned blockSize = plan.finishBlockSize;
+  unsigned columns = plan.finishColumnsPerBlock;
+  unsigned slices = plan.finishBlockSize / columns;
+  // Loads of one thread in flight together: the partials were just written,
+  // so each round trip is an L2 hit, and a slice of about grid / slices
+  // partial rows takes a few rounds.
+  constexpr unsigned kLoadsInFlight = 16;
   std::string out = fmt::format(
-      "// The column sums of @{}: each column's partials added in block "
-      "order.\n"
-      "extern \"C\" __global__ void __launch_bounds__({})\n{}({}) {{\n"
-      "  const int col = blockIdx.x * {} + threadIdx.x;\n"
-      "  if (col >= {})\n"
-      "    return;\n",
-      plan.normName, blockSize, plan.finishKernel, llvm::join(params, ", "),
-      blockSize, cols);
+      "// The column sums of @{0}: the partials of {1} columns a block, slice\n"
+      "// s of its threads adding the blocks b = s (mod {2}) in order, then "
+      "the\n"
+      "// slices added in order, so the bits depend only on the grid.\n"
+      "extern \"C\" __global__ void __launch_bounds__({3})\n{4}({5}) {{\n"
+      "  __shared__ float kfuse_slices[{2}][{1}];\n"
+      "  const int column = threadIdx.x % {1};\n"
+      "  const int slice = threadIdx.x / {1};\n"
+      "  const int col = blockIdx.x * {1} + column;\n"
+      "  float total = 0.0f;\n"
+      "  if (col < {6}) {{\n"
+      "    const float *p = partials + (long long)blockIdx.y * grid * {6} + "
+      "col;\n"
+      "    for (int b0 = slice; b0 < grid; b0 += {7}) {{\n"
+      "      float t[{8}];\n"
+      "#pragma unroll\n"
+      "      for (int k = 0; k < {8}; ++k) {{\n"
+      "        const int b = b0 + k * {2};\n"
+      "        t[k] = b < grid ? p[(long long)b * {6}] : 0.0f;\n"
+      "      }}\n"
+      "#pragma unroll\n"
+      "      for (int k = 0; k < {8}; ++k)\n"
+      "        total += t[k];\n"
+      "    }}\n"
+      "  }}\n"
+      "  kfuse_slices[slice][column] = total;\n"
+      "  __syncthreads();\n"
+      "  if (slice != 0 || col >= {6})\n"
+      "    return;\n"
+      "  total = kfuse_slices[0][column];\n"
+      "#pragma unroll\n"
+      "  for (int s = 1; s < {2}; ++s)\n"
+      "    total += kfuse_slices[s][column];\n"
+      "  switch (blockIdx.y) {{\n",
+      plan.normName, columns, slices, plan.finishBlockSize, plan.finishKernel,
+      llvm::join(params, ", "), cols, slices * kLoadsInFlight, kLoadsInFlight);
   for (auto [position, output] : llvm::enumerate(program.columnOutputs)) {
     std::string value = "total";
     for (ConvertOp convert : output.converts) {
@@ -1120,28 +1192,12 @@ FailureOr<std::string> SourceEmitter::emitFinishKernel() {
         return failure();
       value = std::move(*text);
     }
-    out += fmt::format(
-        "  {{\n"
-        "    const float *p = partials + (long long){0} * grid * {1} + col;\n"
-        "    float total = 0.0f;\n"
-        "    int b = 0;\n"
-        "    // Loads in flight together, added in order.\n"
-        "    for (; b + 16 <= grid; b += 16) {{\n"
-        "      float t[16];\n"
-        "#pragma unroll\n"
-        "      for (int k = 0; k < 16; ++k)\n"
-        "        t[k] = p[(long long)(b + k) * {1}];\n"
-        "#pragma unroll\n"
-        "      for (int k = 0; k < 16; ++k)\n"
-        "        total += t[k];\n"
-        "    }}\n"
-        "    for (; b < grid; ++b)\n"
-        "      total += p[(long long)b * {1}];\n"
-        "    {2}[col] = {3};\n"
-        "  }}\n",
-        position, cols, paramNames[output.arg], value);
+    out += fmt::format("  case {}:\n"
+                       "    {}[col] = {};\n"
+                       "    break;\n",
+                       position, paramNames[output.arg], value);
   }
-  out += "}\n";
+  out += "  }\n}\n";
   return out;
 }
 
@@ -1186,11 +1242,18 @@ LogicalResult SourceEmitter::emit() {
   plan.stages = layout.stages;
   plan.vectorWidth = layout.vec;
   plan.rowInRegisters = layout.inRegisters;
+  plan.columnInputsInRegisters = layout.columnInputsInRegisters;
   for (const ColumnOutput &output : program.columnOutputs)
     plan.columnOutputs.push_back(output.arg);
   if (!plan.columnOutputs.empty()) {
     plan.finishKernel = names.unique(fmt::format("kfuse_{}_finish", base));
+    if (options.finishColumnsPerBlock == 0 ||
+        options.finishBlockSize % options.finishColumnsPerBlock != 0)
+      return func.emitError() << "finish blocks of " << options.finishBlockSize
+                              << " threads do not split into slices of "
+                              << options.finishColumnsPerBlock << " columns";
     plan.finishBlockSize = options.finishBlockSize;
+    plan.finishColumnsPerBlock = options.finishColumnsPerBlock;
     plan.maxGridBlocks = options.maxColumnReductionGrid;
   }
   if (failed(nameValues()))

@@ -149,6 +149,14 @@ static NormEmitOptions::ColumnSums columnSumsEnvironment() {
       .Default(NormEmitOptions::ColumnSums::automatic);
 }
 
+/// KFUSE_NORM_COLUMNS=registers holds the column inputs in registers.
+static NormEmitOptions::ColumnInputs columnInputsEnvironment() {
+  const char *text = std::getenv("KFUSE_NORM_COLUMNS");
+  return text && llvm::StringRef(text) == "registers"
+             ? NormEmitOptions::ColumnInputs::registers
+             : NormEmitOptions::ColumnInputs::reload;
+}
+
 std::string normTuningKey() {
   std::optional<unsigned> stages = stagesEnvironment();
   NormEmitOptions::ColumnSums sums = columnSumsEnvironment();
@@ -159,7 +167,8 @@ std::string normTuningKey() {
          std::to_string(positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS")) +
          ";block=" +
          std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE")) +
-         ";sums=" + std::to_string(static_cast<int>(sums));
+         ";sums=" + std::to_string(static_cast<int>(sums)) + ";columns=" +
+         std::to_string(static_cast<int>(columnInputsEnvironment()));
 }
 
 NormEmitOptions getNormEmitOptions(ModuleOp module,
@@ -177,6 +186,7 @@ NormEmitOptions getNormEmitOptions(ModuleOp module,
   if (std::optional<unsigned> stages = stagesEnvironment())
     options.stages = *stages;
   options.columnSums = columnSumsEnvironment();
+  options.columnInputs = columnInputsEnvironment();
   if (func::FuncOp norm = findNorm(module))
     for (Type type : norm.getArgumentTypes())
       options.argShapes.push_back(getNormShape(type));

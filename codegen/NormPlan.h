@@ -28,14 +28,16 @@
 //   needs no clearing.
 //
 //   Finish kernel `finishKernel` (only with column reductions), grid =
-//   ceil(cols / finishBlockSize) blocks of `finishBlockSize` threads.
-//   Parameters: `const float *partials`, `int grid` (the row kernel's grid),
-//   then one pointer per column-reduction output, in the order of
-//   `columnOutputs`. It sums each column's partials over the blocks in block
-//   order, so the result has the same bits every run for a given grid; the
-//   runtime fixes the grid for a given (rows, device) to keep it so. With no
-//   rows, skip the row kernel and launch the finish kernel with grid 0: it
-//   stores zeros.
+//   (ceil(cols / finishColumnsPerBlock), columnOutputs.size()) blocks of
+//   `finishBlockSize` threads: blockIdx.y is the column output. Parameters:
+//   `const float *partials`, `int grid` (the row kernel's grid), then one
+//   pointer per column-reduction output, in the order of `columnOutputs`.
+//   It sums each column's partials over the blocks in a fixed order (each
+//   slice of the block's threads the blocks congruent to it, then the
+//   slices in order), so the result has the same bits every run for a given
+//   grid; the runtime fixes the grid for a given (rows, device) to keep it
+//   so. With no rows, skip the row kernel and launch the finish kernel with
+//   grid 0: it stores zeros.
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,6 +103,9 @@ struct NormPlan {
   /// registers, or staged in shared memory when `stages` > 0 (else the
   /// kernel loops over the row in chunks).
   bool rowInRegisters = true;
+  /// Whether a thread loads its column inputs once and keeps them in
+  /// registers for all its rows.
+  bool columnInputsInRegisters = false;
   /// Buffers of a row group staged in shared memory (0: none). With 2 the
   /// row kernel copies the next row group while it computes one: launch
   /// at most the blocks resident at once (one wave), so that every block
@@ -112,6 +117,7 @@ struct NormPlan {
   std::vector<unsigned> columnOutputs;
   std::string finishKernel;
   unsigned finishBlockSize = 256;
+  unsigned finishColumnsPerBlock = 32;
 
   /// Floats of workspace the row kernel needs for a grid of `grid` blocks.
   uint64_t partialFloats(unsigned grid) const {

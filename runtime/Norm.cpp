@@ -380,8 +380,13 @@ static llvm::Error checkPlan(const NormPlan &plan,
   if (plan.columnOutputs.empty() != plan.finishKernel.empty())
     return internal("has column reductions without a finish kernel or the "
                     "reverse");
-  if (!plan.columnOutputs.empty() && plan.finishBlockSize == 0)
-    return internal("has a finish kernel of 0 threads");
+  if (!plan.columnOutputs.empty() &&
+      (plan.finishColumnsPerBlock == 0 ||
+       plan.finishBlockSize % plan.finishColumnsPerBlock != 0))
+    return internal("has a finish kernel of " +
+                    llvm::Twine(plan.finishBlockSize) +
+                    " threads, not a multiple of its " +
+                    llvm::Twine(plan.finishColumnsPerBlock) + " columns");
   for (unsigned index : plan.columnOutputs)
     if (index >= infos.size() || infos[index].role != NormArg::Role::output ||
         infos[index].shape != NormShape::col)
@@ -566,11 +571,11 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
 
   static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
   auto run = [&](CUfunction function, const std::string &kernelName,
-                 unsigned blocks, unsigned threads, unsigned sharedBytes,
-                 void **kernelParams) -> llvm::Error {
+                 unsigned blocks, unsigned blocksY, unsigned threads,
+                 unsigned sharedBytes, void **kernelParams) -> llvm::Error {
     std::string where = "kernel '" + kernelName + "' (" + plan.location + ")";
     if (llvm::Error error = driver->check(
-            driver->cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1,
+            driver->cuLaunchKernel(function, blocks, blocksY, 1, threads, 1, 1,
                                    sharedBytes, stream, kernelParams, nullptr),
             "launch of " + where))
       return error;
@@ -580,7 +585,7 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
     return llvm::Error::success();
   };
 
-  if (llvm::Error error = run((*compiled)->rowFunction, plan.rowKernel, grid,
+  if (llvm::Error error = run((*compiled)->rowFunction, plan.rowKernel, grid, 1,
                               plan.blockSize, plan.sharedBytes, params.data()))
     return error;
   if (plan.columnOutputs.empty())
@@ -595,10 +600,11 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   for (uint64_t &value : outputValues)
     finishParams.push_back(&value);
   unsigned finishGrid = static_cast<unsigned>(
-      (cols + plan.finishBlockSize - 1) / plan.finishBlockSize);
+      (cols + plan.finishColumnsPerBlock - 1) / plan.finishColumnsPerBlock);
   // `workspace` goes out of scope after this: freed on `stream`, so after
   // the finish kernel has read it.
   return run((*compiled)->finishFunction, plan.finishKernel, finishGrid,
+             static_cast<unsigned>(plan.columnOutputs.size()),
              plan.finishBlockSize, 0, finishParams.data());
 }
 

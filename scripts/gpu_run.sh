@@ -4,7 +4,8 @@
 #   bash scripts/gpu_run.sh
 # Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
-# bench_adamw.json, test_gpu_norm.json, bench_norm.json (with KFUSE_GPU_SWEEP=1
+# bench_adamw.json, test_gpu_norm.json, bench_norm.json, profile_norm.jsonl
+# (with KFUSE_GPU_SWEEP=1
 # also sweep_norm.jsonl, and ln_bf16.sass).
 # KFUSE_GPU_ONLY=optim or =norm runs the unit tests and only that half (the
 # whole script may not fit one 10-minute device call).
@@ -111,6 +112,9 @@ if want norm; then
 
   step "norm benchmark (LayerNorm, RMSNorm: kfuse, torch, torch.compile)"
   run timeout 300 python3 bench/bench_norm.py --out "$OUT"
+
+  step "norm kernels under the profiler (row kernel vs finish kernel)"
+  run timeout 120 python3 bench/profile_norm.py --out "$OUT"
 
   if [ "${KFUSE_GPU_SWEEP:-0}" = 1 ]; then
     step "norm layout sweep"

@@ -7,7 +7,7 @@
 
 // The library's LayerNorm backward: dx needs two row sums, in one phase;
 // dweight and dbias are column sums, accumulated per block over its rows
-// and added over the blocks by the finish kernel in block order.
+// and added over the blocks by the finish kernel in a fixed order.
 
 // f32 rows of 1024: two warps a row, four rows a block; every thread owns
 // the same 16 columns of each row, so the column sums stay in its registers
@@ -39,18 +39,35 @@
 // CHECK: kfuse_f32x4 *part = reinterpret_cast<kfuse_f32x4 *>(partials + ((long long)1 * gridDim.x + blockIdx.x) * 1024);
 // CHECK: part[vec] = acc_dbias[i];
 
-// The finish kernel: one column a thread, the blocks' partials in order.
+// The finish kernel: 32 columns a block (blockIdx.y picks the output), 8
+// slices of the partial rows, 16 loads of a slice in flight (zeros past the
+// grid), the slices added in order through shared memory.
 // CHECK-LABEL: // The column sums of @layernorm_bwd
-// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(64)
+// CHECK: extern "C" __global__ void __launch_bounds__(256)
 // CHECK-NEXT: kfuse_layernorm_bwd_finish(const float *__restrict__ partials, int grid, float *__restrict__ dweight, float *__restrict__ dbias) {
-// CHECK-NEXT: const int col = blockIdx.x * 64 + threadIdx.x;
-// CHECK-NEXT: if (col >= 1024)
-// CHECK: const float *p = partials + (long long)0 * grid * 1024 + col;
-// CHECK: t[k] = p[(long long)(b + k) * 1024];
+// CHECK-NEXT: __shared__ float kfuse_slices[8][32];
+// CHECK-NEXT: const int column = threadIdx.x % 32;
+// CHECK-NEXT: const int slice = threadIdx.x / 32;
+// CHECK-NEXT: const int col = blockIdx.x * 32 + column;
+// CHECK: if (col < 1024) {
+// CHECK-NEXT: const float *p = partials + (long long)blockIdx.y * grid * 1024 + col;
+// CHECK-NEXT: for (int b0 = slice; b0 < grid; b0 += 128) {
+// CHECK-NEXT: float t[16];
+// CHECK: const int b = b0 + k * 8;
+// CHECK-NEXT: t[k] = b < grid ? p[(long long)b * 1024] : 0.0f;
 // CHECK: total += t[k];
-// CHECK: dweight[col] = total;
-// CHECK: const float *p = partials + (long long)1 * grid * 1024 + col;
-// CHECK: dbias[col] = total;
+// CHECK: kfuse_slices[slice][column] = total;
+// CHECK-NEXT: __syncthreads();
+// CHECK-NEXT: if (slice != 0 || col >= 1024)
+// CHECK-NEXT: return;
+// CHECK-NEXT: total = kfuse_slices[0][column];
+// CHECK: for (int s = 1; s < 8; ++s)
+// CHECK-NEXT: total += kfuse_slices[s][column];
+// CHECK-NEXT: switch (blockIdx.y) {
+// CHECK-NEXT: case 0:
+// CHECK-NEXT: dweight[col] = total;
+// CHECK: case 1:
+// CHECK-NEXT: dbias[col] = total;
 
 // Rows of 4096: one row a block, so each column has one owner thread, and
 // KFUSE_NORM_SUMS=shared puts its sums in dynamic shared memory (2 x 16 KiB),

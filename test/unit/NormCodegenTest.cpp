@@ -257,6 +257,43 @@ TEST(NormCodegenTest, BenchmarkLayouts) {
   EXPECT_FALSE(plan->rowInRegisters);
 }
 
+TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
+  // The RMSNorm forward at 12288 columns fits 64 elements a thread with
+  // room to spare: 192 threads, unstaged.
+  std::string text = readLibraryNorm("rmsnorm_fwd");
+  auto args = describeNorm(text, "rmsnorm_fwd");
+  ASSERT_TRUE(bool(args));
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    auto plan = compileNormToPlan(text, "rmsnorm_fwd.mlir",
+                                  specialize(*args, 12288, dtype, dtype));
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    EXPECT_EQ(plan->rowsPerBlock, 1u);
+    EXPECT_EQ(plan->threadsPerRow, 192u);
+    EXPECT_EQ(plan->itemsPerThread * plan->vectorWidth, 64u);
+    EXPECT_EQ(plan->stages, 0u);
+  }
+  // The LayerNorm forward needs more registers an element (weight and
+  // bias): its estimate leaves no headroom, and it stays staged.
+  text = readLibraryNorm("layernorm_fwd");
+  args = describeNorm(text, "layernorm_fwd");
+  ASSERT_TRUE(bool(args));
+  auto plan =
+      compileNormToPlan(text, "layernorm_fwd.mlir",
+                        specialize(*args, 12288, DType::f32, DType::f32));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->stages, 2u);
+  // A forced stage count (here 1) leaves the rule out.
+  text = readLibraryNorm("rmsnorm_fwd");
+  args = describeNorm(text, "rmsnorm_fwd");
+  ASSERT_TRUE(bool(args));
+  ::setenv("KFUSE_NORM_STAGES", "1", 1);
+  plan = compileNormToPlan(text, "rmsnorm_fwd.mlir",
+                           specialize(*args, 12288, DType::f32, DType::f32));
+  ::unsetenv("KFUSE_NORM_STAGES");
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->stages, 1u);
+}
+
 /// Compiles `norm` (inline IR) with every tensor f32 and `cols` columns and
 /// returns the error message, or "" on success.
 std::string compileError(llvm::StringRef norm, int64_t cols = 8) {
