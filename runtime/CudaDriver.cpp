@@ -61,6 +61,22 @@ CudaDriver::load(const std::string &path) {
   return std::move(driver);
 }
 
+int installedDriverVersion() {
+  static const int version = [] {
+    void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+      return 0;
+    auto getVersion = reinterpret_cast<CUresult (*)(int *)>(
+        dlsym(handle, "cuDriverGetVersion"));
+    int value = 0;
+    if (!getVersion || getVersion(&value) != CUDA_SUCCESS)
+      value = 0;
+    // The handle stays open: CudaDriver::load opens the same library.
+    return value;
+  }();
+  return version;
+}
+
 llvm::Expected<CudaDriver &> CudaDriver::get() {
   // Loaded once; a failure is remembered and reported to every caller.
   static std::once_flag once;

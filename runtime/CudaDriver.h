@@ -28,6 +28,11 @@ struct DeviceInfo {
   int smCount = 0;
 };
 
+/// The installed driver's version (cuDriverGetVersion, e.g. 13000), read
+/// without initializing it (no cuInit, no device needed); 0 without a
+/// driver. Read once per process.
+int installedDriverVersion();
+
 class CudaDriver {
 public:
 #define KFUSE_CUDA_FUNCTIONS(X)                                                \

@@ -2,8 +2,10 @@
 
 #include "runtime/Jit.h"
 #include "runtime/Errors.h"
+#include "runtime/Log.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
 
@@ -247,6 +249,7 @@ Update::compileUncached(const Specialization &spec,
   if (found != cache.entries.end())
     return found->second;
 
+  auto start = std::chrono::steady_clock::now();
   auto compiled = std::make_shared<CompiledUpdate>();
   compiled->key = key;
   compiled->context = device->context;
@@ -259,11 +262,15 @@ Update::compileUncached(const Specialization &spec,
       nvrtcOptionsForDevice(device->arch);
   if (!nvrtcOptions)
     return nvrtcOptions.takeError();
-  llvm::Expected<NvrtcResult> nvrtc = compileWithNvrtc(
-      compiled->plan.source, compiled->plan.updateName + ".cu", *nvrtcOptions);
-  if (!nvrtc)
-    return withCode(nvrtc.takeError(), ErrorCode::Compile);
-  compiled->nvrtc = std::move(*nvrtc);
+  llvm::Expected<CompiledImage> compiledImage =
+      compileImage(compiled->plan.source, compiled->plan.updateName + ".cu",
+                   *nvrtcOptions, driver->driverVersion(), processDiskCache());
+  if (!compiledImage)
+    return withCode(compiledImage.takeError(), ErrorCode::Compile);
+  compiled->nvrtc = std::move(compiledImage->nvrtc);
+  compiled->cacheSource = compiledImage->source;
+  double diskMs = compiledImage->diskMs;
+  double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 
   const std::string &image =
       nvrtcOptions->ptxOnly ? compiled->nvrtc.ptx : compiled->nvrtc.cubin;
@@ -293,6 +300,13 @@ Update::compileUncached(const Specialization &spec,
                            llvm::Twine(kernel.blockSize));
     compiled->functions.push_back(function);
   }
+  logInfo("compiled @" + compiled->plan.updateName + " (" + name + ") for " +
+          device->arch + ": " + cacheSourceName(compiled->cacheSource) +
+          llvm::formatv(", codegen {0:f1} ms, nvrtc {1:f1} ms, disk cache "
+                        "{2:f1} ms, total {3:f1} ms",
+                        codegenMs, compiled->nvrtc.compileMs, diskMs,
+                        compileMsSince(start))
+              .str());
   cache.entries[{key, device->context}] = compiled;
   return compiled;
 }

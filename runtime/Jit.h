@@ -13,6 +13,7 @@
 #include "codegen/KernelPlan.h"
 #include "codegen/Pipeline.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/ImageCache.h"
 #include "runtime/Nvrtc.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -88,6 +89,8 @@ struct CompiledUpdate {
   std::string key;
   KernelPlan plan;
   NvrtcResult nvrtc;
+  /// Whether NVRTC ran or the image came from the disk cache.
+  CacheSource cacheSource = CacheSource::miss;
   CUcontext context = nullptr;
   CUmodule module = nullptr;
   std::vector<CUfunction> functions; // one per plan.kernels entry

@@ -3,9 +3,11 @@
 #include "runtime/Norm.h"
 #include "codegen/NormPipeline.h"
 #include "runtime/Errors.h"
+#include "runtime/Log.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
 
@@ -442,6 +444,7 @@ Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
   if (found != cache.entries.end())
     return found->second;
 
+  auto start = std::chrono::steady_clock::now();
   auto compiled = std::make_shared<CompiledNorm>();
   compiled->key = key;
   compiled->context = device.context;
@@ -457,11 +460,15 @@ Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
       nvrtcOptionsForDevice(device.arch);
   if (!nvrtcOptions)
     return nvrtcOptions.takeError();
-  llvm::Expected<NvrtcResult> nvrtc = compileWithNvrtc(
-      normPlan.source, normPlan.normName + ".cu", *nvrtcOptions);
-  if (!nvrtc)
-    return withCode(nvrtc.takeError(), ErrorCode::Compile);
-  compiled->nvrtc = std::move(*nvrtc);
+  llvm::Expected<CompiledImage> compiledImage =
+      compileImage(normPlan.source, normPlan.normName + ".cu", *nvrtcOptions,
+                   driver.driverVersion(), processDiskCache());
+  if (!compiledImage)
+    return withCode(compiledImage.takeError(), ErrorCode::Compile);
+  compiled->nvrtc = std::move(compiledImage->nvrtc);
+  compiled->cacheSource = compiledImage->source;
+  double diskMs = compiledImage->diskMs;
+  double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 
   const std::string &image =
       nvrtcOptions->ptxOnly ? compiled->nvrtc.ptx : compiled->nvrtc.cubin;
@@ -497,6 +504,14 @@ Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
       return finish.takeError();
     compiled->finishFunction = *finish;
   }
+  logInfo("compiled @" + normPlan.normName + " (" + name + ", " +
+          llvm::Twine(spec.cols) + " columns) for " + device.arch + ": " +
+          cacheSourceName(compiled->cacheSource) +
+          llvm::formatv(", codegen {0:f1} ms, nvrtc {1:f1} ms, disk cache "
+                        "{2:f1} ms, total {3:f1} ms",
+                        codegenMs, compiled->nvrtc.compileMs, diskMs,
+                        compileMsSince(start))
+              .str());
   cache.entries[{key, device.context}] = compiled;
   return compiled;
 }

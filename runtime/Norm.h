@@ -31,6 +31,7 @@
 
 #include "codegen/NormPlan.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/ImageCache.h"
 #include "runtime/Jit.h"
 #include "runtime/Nvrtc.h"
 
@@ -92,6 +93,8 @@ struct CompiledNorm {
   std::string key;
   NormPlan plan;
   NvrtcResult nvrtc;
+  /// Whether NVRTC ran or the image came from the disk cache.
+  CacheSource cacheSource = CacheSource::miss;
   CUcontext context = nullptr;
   CUmodule module = nullptr;
   CUfunction rowFunction = nullptr;

@@ -26,3 +26,8 @@ try:
     config.available_features.add("gpu")
 except OSError:
     config.available_features.add("no-gpu")
+
+# Compiles go through the disk kernel cache: keep it inside the build tree,
+# never the user's, and quiet (the tests that test it set their own).
+config.environment["KFUSE_CACHE_DIR"] = os.path.join(config.test_exec_root, "kernel-cache")
+config.environment.pop("KFUSE_LOG", None)

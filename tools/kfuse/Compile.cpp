@@ -6,6 +6,7 @@
 #include "codegen/NormPipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/ImageCache.h"
 #include "runtime/Nvrtc.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -58,6 +59,39 @@ std::string resolveArch(const std::string &requested) {
   return device->arch;
 }
 
+/// Milliseconds since `start`.
+static double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// Where the time of one compile went, for --stats.
+struct StageTimes {
+  double parseMs = 0, passesMs = 0, emitMs = 0;
+  json::Object toJson(const CompiledImage *image) const {
+    json::Object stages{
+        {"parse_ms", parseMs}, {"passes_ms", passesMs}, {"emit_ms", emitMs}};
+    if (image) {
+      stages["cache"] = cacheSourceName(image->source);
+      stages["cache_ms"] = image->diskMs;
+    }
+    return stages;
+  }
+};
+
+/// `source` compiled for `arch` through the process's disk cache.
+static Expected<CompiledImage> compileSource(const std::string &source,
+                                             const std::string &programName,
+                                             const std::string &arch,
+                                             bool ptxOnly) {
+  NvrtcOptions nvrtcOptions;
+  nvrtcOptions.arch = arch;
+  nvrtcOptions.ptxOnly = ptxOnly;
+  return compileImage(source, programName, nvrtcOptions,
+                      installedDriverVersion(), processDiskCache());
+}
+
 /// The one JSON line of `--stats`.
 static json::Object makeStats(const KernelPlan &plan, const NvrtcResult &nvrtc,
                               StringRef arch, double totalMs) {
@@ -97,12 +131,18 @@ int runCompile(const CommonOptions &options, const std::string &emit,
   if (!text)
     return reportError(text.takeError());
 
+  StageTimes times;
+  auto stage = std::chrono::steady_clock::now();
   std::unique_ptr<MLIRContext> context = createContext();
   auto module = parseUpdate(*context, *text, options.input);
   if (!module)
     return reportError(module.takeError());
+  times.parseMs = msSince(stage);
+  stage = std::chrono::steady_clock::now();
   if (Error error = runPipeline(**module, options.spec, options.pipeline))
     return reportError(std::move(error));
+  times.passesMs = msSince(stage);
+  stage = std::chrono::steady_clock::now();
 
   std::error_code ec;
   ToolOutputFile out(output, ec,
@@ -129,36 +169,35 @@ int runCompile(const CommonOptions &options, const std::string &emit,
   }();
   if (failed(plan))
     return reportError(createStringError(StringRef(diagnostics).rtrim()));
+  times.emitMs = msSince(stage);
 
   if (emit == "mlir")
     (*module)->print(out.os());
   else if (emit == "cuda")
     out.os() << plan->source;
 
-  NvrtcResult nvrtc;
+  std::optional<CompiledImage> image;
   std::string resolvedArch = resolveArch(options.arch);
   if (emit == "ptx" || emit == "cubin" || stats) {
-    NvrtcOptions nvrtcOptions;
-    nvrtcOptions.arch = resolvedArch;
-    nvrtcOptions.ptxOnly = emit == "ptx" && !stats;
-    Expected<NvrtcResult> compiled =
-        compileWithNvrtc(plan->source, plan->updateName + ".cu", nvrtcOptions);
+    Expected<CompiledImage> compiled =
+        compileSource(plan->source, plan->updateName + ".cu", resolvedArch,
+                      emit == "ptx" && !stats);
     if (!compiled)
       return reportError(compiled.takeError());
-    nvrtc = std::move(*compiled);
+    image = std::move(*compiled);
     if (emit == "ptx")
-      out.os() << nvrtc.ptx;
+      out.os() << image->nvrtc.ptx;
     else if (emit == "cubin")
-      out.os() << nvrtc.cubin;
+      out.os() << image->nvrtc.cubin;
   }
   if (stats) {
-    double totalMs = std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double totalMs = msSince(start);
     // The statistics go to stdout as its last line, whatever -o names.
     out.os().flush();
-    outs() << json::Value(makeStats(*plan, nvrtc, resolvedArch, totalMs))
-           << "\n";
+    json::Object line = makeStats(*plan, image->nvrtc, resolvedArch, totalMs);
+    for (auto &entry : times.toJson(&*image))
+      line[entry.first] = std::move(entry.second);
+    outs() << json::Value(std::move(line)) << "\n";
   }
   out.keep();
   return 0;
@@ -235,10 +274,13 @@ int runCompileNorm(const CommonOptions &options, int64_t cols,
   if (!text)
     return reportError(text.takeError());
 
+  StageTimes times;
+  auto stage = std::chrono::steady_clock::now();
   std::unique_ptr<MLIRContext> context = createContext();
   auto module = parseNorm(*context, *text, options.input);
   if (!module)
     return reportError(module.takeError());
+  times.parseMs = msSince(stage);
   // Full tensors take the input dtype, per-column ones the weight dtype,
   // per-row statistics stay f32.
   NormSpecialization spec;
@@ -251,8 +293,10 @@ int runCompileNorm(const CommonOptions &options, int64_t cols,
                                                     : DType::f32);
   }
   NormEmitOptions emitOptions = getNormEmitOptions(**module, spec);
+  stage = std::chrono::steady_clock::now();
   if (Error error = runNormPipeline(**module, spec))
     return reportError(std::move(error));
+  times.passesMs = msSince(stage);
 
   std::error_code ec;
   ToolOutputFile out(output, ec,
@@ -266,37 +310,38 @@ int runCompileNorm(const CommonOptions &options, int64_t cols,
     out.keep();
     return 0;
   }
+  stage = std::chrono::steady_clock::now();
   Expected<NormPlan> plan = emitNormPlan(**module, emitOptions);
   if (!plan)
     return reportError(plan.takeError());
+  times.emitMs = msSince(stage);
   if (emitIR)
     (*module)->print(out.os());
   else if (emit == "cuda")
     out.os() << plan->source;
 
-  NvrtcResult nvrtc;
+  std::optional<CompiledImage> image;
   std::string resolvedArch = resolveArch(options.arch);
   if (emit == "ptx" || emit == "cubin" || stats) {
-    NvrtcOptions nvrtcOptions;
-    nvrtcOptions.arch = resolvedArch;
-    nvrtcOptions.ptxOnly = emit == "ptx" && !stats;
-    Expected<NvrtcResult> compiled =
-        compileWithNvrtc(plan->source, plan->normName + ".cu", nvrtcOptions);
+    Expected<CompiledImage> compiled =
+        compileSource(plan->source, plan->normName + ".cu", resolvedArch,
+                      emit == "ptx" && !stats);
     if (!compiled)
       return reportError(compiled.takeError());
-    nvrtc = std::move(*compiled);
+    image = std::move(*compiled);
     if (emit == "ptx")
-      out.os() << nvrtc.ptx;
+      out.os() << image->nvrtc.ptx;
     else if (emit == "cubin")
-      out.os() << nvrtc.cubin;
+      out.os() << image->nvrtc.cubin;
   }
   if (stats) {
-    double totalMs = std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double totalMs = msSince(start);
     out.os().flush();
-    outs() << json::Value(makeNormStats(*plan, nvrtc, resolvedArch, totalMs))
-           << "\n";
+    json::Object line =
+        makeNormStats(*plan, image->nvrtc, resolvedArch, totalMs);
+    for (auto &entry : times.toJson(&*image))
+      line[entry.first] = std::move(entry.second);
+    outs() << json::Value(std::move(line)) << "\n";
   }
   out.keep();
   return 0;

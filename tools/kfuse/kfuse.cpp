@@ -6,9 +6,11 @@
 //   kfuse compile NORM --cols=N [--input-dtype= --weight-dtype=] [...]
 //   kfuse check FILE   interpreter (and GPU, where present) vs float64
 //   kfuse bench FILE   time the kernels on the GPU
+//   kfuse cache stats [--json] | clear | path
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/kfuse/Cache.h"
 #include "tools/kfuse/Commands.h"
 
 #include "codegen/NormPipeline.h"
@@ -27,6 +29,9 @@ static cl::SubCommand
     checkCommand("check",
                  "compare the unfused and fused update against float64");
 static cl::SubCommand benchCommand("bench", "time the update on the GPU");
+static cl::SubCommand
+    cacheCommand("cache", "the on-disk kernel cache: stats [--json], clear, "
+                          "path");
 
 static cl::OptionCategory category("kfuse options");
 
@@ -79,6 +84,13 @@ static cl::opt<unsigned>
     maxGroupSize("max-group-size",
                  cl::desc("most elementwise ops in one kernel (0: no limit)"),
                  cl::init(0), KFUSE_ALL_COMMANDS, cl::cat(category));
+
+static cl::list<std::string>
+    cacheArgs(cl::Positional, cl::ZeroOrMore,
+              cl::desc("stats [--json] | clear | path"), cl::sub(cacheCommand),
+              cl::cat(category));
+static cl::opt<bool> cacheJson("json", cl::desc("stats as one JSON object"),
+                               cl::sub(cacheCommand), cl::cat(category));
 
 static cl::opt<int64_t>
     compileNumel("numel",
@@ -201,6 +213,12 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "kfuse: fused kernels from IR\n");
 
+  if (cacheCommand) {
+    std::vector<std::string> words(cacheArgs.begin(), cacheArgs.end());
+    if (cacheJson)
+      words.insert(words.begin() + std::min<size_t>(1, words.size()), "--json");
+    return runCacheCommand(words);
+  }
   Expected<CommonOptions> options = collectCommonOptions();
   if (!options)
     return reportError(options.takeError());
@@ -216,6 +234,6 @@ int main(int argc, char **argv) {
   if (benchCommand)
     return runBench(*options, benchNumel, iterations, warmup);
   WithColor::error(errs(), "kfuse")
-      << "expected a subcommand: compile, check or bench (see --help)\n";
+      << "expected a subcommand: compile, check, bench or cache (see --help)\n";
   return 1;
 }

@@ -1,0 +1,75 @@
+//===- ImageCache.h - NVRTC output through the on-disk cache ----*- C++ -*-===//
+//
+// The generated CUDA source of a kernel compiles to the same PTX and cubin
+// every time for one NVRTC, option list and arch, so the image is kept on
+// disk (runtime/DiskCache) under a key over exactly those inputs: the code
+// generator's version, the source, the NVRTC version, its full command line
+// (which names the exact arch) and the driver version (which JITs PTX-only
+// images). A hit skips NVRTC; a miss compiles and stores. The disk is only
+// an accelerator: an unusable cache directory, a read-only or full disk, or
+// a corrupt entry is a miss (with a warning for the log), never an error.
+//
+// KFUSE_CACHE=0 turns the disk cache off for the process; KFUSE_CACHE_DIR
+// and KFUSE_CACHE_MAX_BYTES configure it (DiskCacheOptions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_RUNTIME_IMAGECACHE_H
+#define KFUSE_RUNTIME_IMAGECACHE_H
+
+#include "runtime/DiskCache.h"
+#include "runtime/Nvrtc.h"
+
+#include "llvm/Support/Error.h"
+
+#include <chrono>
+#include <string>
+
+namespace kfuse {
+
+/// Where a compiled image came from.
+enum class CacheSource { miss, hitMemory, hitDisk };
+
+/// "miss", "hit-memory" or "hit-disk".
+const char *cacheSourceName(CacheSource source);
+
+struct CompiledImage {
+  NvrtcResult nvrtc;
+  CacheSource source = CacheSource::miss;
+  /// Why the disk did not help (unusable directory, failed store, corrupt
+  /// entry), for the log; empty otherwise.
+  std::string warning;
+  /// Time spent in the disk cache (lookup, and the store on a miss).
+  double diskMs = 0;
+};
+
+/// Milliseconds since `start` (for compile timings).
+double compileMsSince(std::chrono::steady_clock::time_point start);
+
+/// The key of the image of `source` compiled with `options`, for a driver of
+/// version `driverVersion` (0: none loaded). Lowercase hex SHA-256.
+std::string imageCacheKey(llvm::StringRef source, const NvrtcOptions &options,
+                          int driverVersion);
+
+/// The process's disk cache, configured from the environment on first use;
+/// null when KFUSE_CACHE=0.
+DiskCache *processDiskCache();
+
+/// `source` compiled with NVRTC (as compileWithNvrtc), read from `cache`
+/// instead where it holds the image, and stored there after a compile.
+/// `cache` may be null (no disk cache). Only NVRTC failures are errors; a
+/// cache problem is logged as a warning (runtime/Log.h) and returned.
+llvm::Expected<CompiledImage> compileImage(const std::string &source,
+                                           const std::string &programName,
+                                           const NvrtcOptions &options,
+                                           int driverVersion, DiskCache *cache);
+
+/// The bytes a disk entry holds for `nvrtc`, and back. Decoding fails on
+/// anything that is not such an encoding (a cache entry from another
+/// format passes DiskCache's checksum but not this).
+std::string encodeImage(const NvrtcResult &nvrtc);
+llvm::Expected<NvrtcResult> decodeImage(llvm::StringRef bytes);
+
+} // namespace kfuse
+
+#endif // KFUSE_RUNTIME_IMAGECACHE_H

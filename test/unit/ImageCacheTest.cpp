@@ -1,0 +1,125 @@
+//===- ImageCacheTest.cpp - NVRTC output through the disk cache -----------===//
+
+#include "runtime/ImageCache.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+using namespace kfuse;
+namespace fs = llvm::sys::fs;
+
+namespace {
+
+constexpr const char *kSource =
+    "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n";
+
+class ImageCacheTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(fs::createUniqueDirectory("kfuse-image-cache", root));
+    DiskCacheOptions options;
+    options.directory = std::string(root);
+    cache = std::make_unique<DiskCache>(options);
+  }
+  void TearDown() override { (void)fs::remove_directories(root); }
+
+  llvm::SmallString<128> root;
+  std::unique_ptr<DiskCache> cache;
+  NvrtcOptions options;
+};
+
+TEST_F(ImageCacheTest, EncodingRoundTrips) {
+  NvrtcResult nvrtc;
+  nvrtc.ptx = "ptx text";
+  nvrtc.cubin = std::string("\x7f"
+                            "ELF\0\1\2",
+                            7);
+  nvrtc.log = "ptxas info    : Used 12 registers, used 0 barriers";
+  nvrtc.options = {"-arch=sm_90", "--ptxas-options=-v"};
+  llvm::Expected<NvrtcResult> decoded = decodeImage(encodeImage(nvrtc));
+  ASSERT_TRUE(bool(decoded)) << llvm::toString(decoded.takeError());
+  EXPECT_EQ(decoded->ptx, nvrtc.ptx);
+  EXPECT_EQ(decoded->cubin, nvrtc.cubin);
+  EXPECT_EQ(decoded->log, nvrtc.log);
+  EXPECT_EQ(decoded->options, nvrtc.options);
+  EXPECT_EQ(decoded->compileMs, 0);
+}
+
+TEST_F(ImageCacheTest, DecodingRejectsOtherBytes) {
+  std::string bytes = encodeImage(NvrtcResult());
+  for (llvm::StringRef bad :
+       {llvm::StringRef(""), llvm::StringRef("junk"),
+        llvm::StringRef(bytes).drop_back(1), llvm::StringRef(bytes + "x")}) {
+    llvm::Expected<NvrtcResult> decoded = decodeImage(bad);
+    ASSERT_FALSE(bool(decoded)) << "accepted " << bad.size() << " bytes";
+    EXPECT_NE(llvm::toString(decoded.takeError()).find("kfuse-image-1"),
+              std::string::npos);
+  }
+}
+
+TEST_F(ImageCacheTest, KeyCoversSourceArchAndDriver) {
+  std::string key = imageCacheKey(kSource, options, 13000);
+  EXPECT_TRUE(DiskCache::isValidKey(key));
+  EXPECT_EQ(key, imageCacheKey(kSource, options, 13000));
+  EXPECT_NE(key, imageCacheKey(std::string(kSource) + " ", options, 13000));
+  EXPECT_NE(key, imageCacheKey(kSource, options, 12090));
+  NvrtcOptions other = options;
+  other.arch = "sm_80";
+  EXPECT_NE(key, imageCacheKey(kSource, other, 13000));
+  other = options;
+  other.ptxOnly = true;
+  EXPECT_NE(key, imageCacheKey(kSource, other, 13000));
+}
+
+TEST_F(ImageCacheTest, SecondCompileIsADiskHitWithTheSameCubin) {
+  llvm::Expected<CompiledImage> cold =
+      compileImage(kSource, "k.cu", options, 0, cache.get());
+  ASSERT_TRUE(bool(cold)) << llvm::toString(cold.takeError());
+  EXPECT_EQ(cold->source, CacheSource::miss);
+  EXPECT_TRUE(cold->warning.empty()) << cold->warning;
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<CompiledImage> warm =
+      compileImage(kSource, "k.cu", options, 0, cache.get());
+  double warmMs = compileMsSince(start);
+  ASSERT_TRUE(bool(warm)) << llvm::toString(warm.takeError());
+  EXPECT_EQ(warm->source, CacheSource::hitDisk);
+  EXPECT_EQ(warm->nvrtc.cubin, cold->nvrtc.cubin);
+  EXPECT_EQ(warm->nvrtc.ptx, cold->nvrtc.ptx);
+  ASSERT_EQ(warm->nvrtc.resources.size(), 1u);
+  EXPECT_EQ(warm->nvrtc.resources[0].name, "k");
+  // A hit reads one file: well under the compile it saves.
+  EXPECT_LT(warmMs, cold->nvrtc.compileMs / 5);
+}
+
+TEST_F(ImageCacheTest, AnEntryOfAnotherFormatIsRecompiledAndReplaced) {
+  std::string key = imageCacheKey(kSource, options, 0);
+  ASSERT_TRUE(bool(cache->store(key, "not an image")));
+  llvm::Expected<CompiledImage> image =
+      compileImage(kSource, "k.cu", options, 0, cache.get());
+  ASSERT_TRUE(bool(image)) << llvm::toString(image.takeError());
+  EXPECT_EQ(image->source, CacheSource::miss);
+  EXPECT_NE(image->warning.find("recompiling"), std::string::npos)
+      << image->warning;
+  EXPECT_FALSE(image->nvrtc.cubin.empty());
+  image = compileImage(kSource, "k.cu", options, 0, cache.get());
+  ASSERT_TRUE(bool(image)) << llvm::toString(image.takeError());
+  EXPECT_EQ(image->source, CacheSource::hitDisk);
+}
+
+TEST_F(ImageCacheTest, NoCacheCompilesAndNvrtcErrorsStayErrors) {
+  llvm::Expected<CompiledImage> image =
+      compileImage(kSource, "k.cu", options, 0, nullptr);
+  ASSERT_TRUE(bool(image)) << llvm::toString(image.takeError());
+  EXPECT_EQ(image->source, CacheSource::miss);
+  llvm::Expected<CompiledImage> broken =
+      compileImage("this is not CUDA", "broken.cu", options, 0, cache.get());
+  ASSERT_FALSE(bool(broken));
+  EXPECT_NE(llvm::toString(broken.takeError()).find("broken.cu"),
+            std::string::npos);
+  EXPECT_EQ(cache->stats().entries, 0u); // a failed compile stores nothing
+}
+
+} // namespace
