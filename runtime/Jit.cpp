@@ -1,6 +1,7 @@
 //===- Jit.cpp - compile and launch updates on the GPU --------------------===//
 
 #include "runtime/Jit.h"
+#include "runtime/Dump.h"
 #include "runtime/Errors.h"
 #include "runtime/Log.h"
 
@@ -269,6 +270,8 @@ Update::compileUncached(const Specialization &spec,
     return withCode(compiledImage.takeError(), ErrorCode::Compile);
   compiled->nvrtc = std::move(compiledImage->nvrtc);
   compiled->cacheSource = compiledImage->source;
+  dumpModule(compiled->plan.updateName, key, irText, compiled->plan.source,
+             compiled->nvrtc.ptx);
   double diskMs = compiledImage->diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 

@@ -2,6 +2,7 @@
 
 #include "runtime/Norm.h"
 #include "codegen/NormPipeline.h"
+#include "runtime/Dump.h"
 #include "runtime/Errors.h"
 #include "runtime/Log.h"
 
@@ -467,6 +468,8 @@ Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
     return withCode(compiledImage.takeError(), ErrorCode::Compile);
   compiled->nvrtc = std::move(compiledImage->nvrtc);
   compiled->cacheSource = compiledImage->source;
+  dumpModule(normPlan.normName, key, irText, normPlan.source,
+             compiled->nvrtc.ptx);
   double diskMs = compiledImage->diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 

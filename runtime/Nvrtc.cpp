@@ -126,6 +126,54 @@ std::vector<KernelResources> parsePtxasLog(llvm::StringRef log) {
   return kernels;
 }
 
+std::string describeNvrtcFailure(llvm::StringRef source,
+                                 llvm::StringRef programName,
+                                 llvm::StringRef log) {
+  // NVRTC reports "NAME(LINE): error: MESSAGE".
+  std::string prefix = (programName + "(").str();
+  llvm::SmallVector<llvm::StringRef> logLines;
+  log.split(logLines, '\n');
+  unsigned line = 0;
+  llvm::StringRef message;
+  for (llvm::StringRef text : logLines) {
+    size_t at = text.find(prefix);
+    if (at == llvm::StringRef::npos || !text.contains("): error: "))
+      continue;
+    llvm::StringRef rest = text.drop_front(at + prefix.size());
+    if (rest.take_until([](char c) { return c == ')'; }).getAsInteger(10, line))
+      continue;
+    message = rest.split("): error: ").second.trim();
+    break;
+  }
+  llvm::SmallVector<llvm::StringRef> sourceLines;
+  source.split(sourceLines, '\n');
+  if (line == 0 || line > sourceLines.size())
+    return "error: nvrtc rejected the generated code";
+  // The nearest comment above naming where its code came from: "..., from
+  // FILE:LINE:COL" (every kernel and element function has one).
+  std::string location, what;
+  for (unsigned index = line; index-- > 0;) {
+    llvm::StringRef text = sourceLines[index].trim();
+    size_t from = text.find(", from ");
+    if (!text.starts_with("//") || from == llvm::StringRef::npos)
+      continue;
+    location = text.drop_front(from + 7)
+                   .take_until([](char c) { return c == ' '; })
+                   .rtrim(".:")
+                   .str();
+    what = text.drop_front(2).take_front(from - 2).trim().str();
+    break;
+  }
+  std::string out =
+      location.empty() ? std::string("error: ") : location + ": error: ";
+  out += "nvrtc rejected the generated code";
+  if (!what.empty())
+    out += " of " + what;
+  out += ": " + message.str() + "\n  " + programName.str() + ":" +
+         std::to_string(line) + ": " + sourceLines[line - 1].trim().str();
+  return out;
+}
+
 llvm::Expected<int> validateArch(llvm::StringRef arch) {
   std::optional<std::pair<int, std::string>> parts = splitArch(arch);
   if (!parts)
@@ -190,9 +238,9 @@ llvm::Expected<NvrtcResult> compileWithNvrtc(const std::string &source,
   result.log = programLog(*program);
   if (compiled != NVRTC_SUCCESS)
     return llvm::createStringError(
-        "nvrtc failed to compile '%s' for %s (%s):\n%s", programName.c_str(),
-        options.arch.c_str(), nvrtcGetErrorString(compiled),
-        result.log.c_str());
+        describeNvrtcFailure(source, programName, result.log) +
+        "\nnvrtc failed to compile '" + programName + "' for " + options.arch +
+        " (" + nvrtcGetErrorString(compiled) + "):\n" + result.log);
 
   size_t size = 0;
   if (nvrtcResult rc = nvrtcGetPTXSize(*program, &size); rc != NVRTC_SUCCESS)

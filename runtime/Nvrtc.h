@@ -3,6 +3,7 @@
 #ifndef KFUSE_RUNTIME_NVRTC_H
 #define KFUSE_RUNTIME_NVRTC_H
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -41,6 +42,15 @@ struct NvrtcResult {
 llvm::Expected<NvrtcResult> compileWithNvrtc(const std::string &source,
                                              const std::string &programName,
                                              const NvrtcOptions &options);
+
+/// The first error of an NVRTC `log` for `source` (compiled as
+/// `programName`), placed at the IR location its generated code came from
+/// (the nearest "..., from FILE:LINE:COL" comment above the offending line),
+/// with that line: "FILE:LINE:COL: error: nvrtc rejected the generated code
+/// of WHAT: MESSAGE" and "  PROGRAM:LINE: TEXT".
+std::string describeNvrtcFailure(llvm::StringRef source,
+                                 llvm::StringRef programName,
+                                 llvm::StringRef log);
 
 /// "13.0" style version of the NVRTC in use.
 std::string nvrtcVersion();

@@ -6,6 +6,7 @@
 #include "codegen/NormPipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/Dump.h"
 #include "runtime/ImageCache.h"
 #include "runtime/Nvrtc.h"
 
@@ -80,16 +81,21 @@ struct StageTimes {
   }
 };
 
-/// `source` compiled for `arch` through the process's disk cache.
-static Expected<CompiledImage> compileSource(const std::string &source,
-                                             const std::string &programName,
-                                             const std::string &arch,
-                                             bool ptxOnly) {
+/// `source` (generated from `irText`) compiled for `arch` through the
+/// process's disk cache, and dumped where KFUSE_DUMP asks.
+static Expected<CompiledImage>
+compileSource(StringRef irText, const std::string &source,
+              const std::string &name, const std::string &arch, bool ptxOnly) {
   NvrtcOptions nvrtcOptions;
   nvrtcOptions.arch = arch;
   nvrtcOptions.ptxOnly = ptxOnly;
-  return compileImage(source, programName, nvrtcOptions,
-                      installedDriverVersion(), processDiskCache());
+  int driverVersion = installedDriverVersion();
+  Expected<CompiledImage> image = compileImage(
+      source, name + ".cu", nvrtcOptions, driverVersion, processDiskCache());
+  if (image)
+    dumpModule(name, imageCacheKey(source, nvrtcOptions, driverVersion), irText,
+               source, image->nvrtc.ptx);
+  return image;
 }
 
 /// The one JSON line of `--stats`.
@@ -180,7 +186,7 @@ int runCompile(const CommonOptions &options, const std::string &emit,
   std::string resolvedArch = resolveArch(options.arch);
   if (emit == "ptx" || emit == "cubin" || stats) {
     Expected<CompiledImage> compiled =
-        compileSource(plan->source, plan->updateName + ".cu", resolvedArch,
+        compileSource(*text, plan->source, plan->updateName, resolvedArch,
                       emit == "ptx" && !stats);
     if (!compiled)
       return reportError(compiled.takeError());
@@ -324,7 +330,7 @@ int runCompileNorm(const CommonOptions &options, int64_t cols,
   std::string resolvedArch = resolveArch(options.arch);
   if (emit == "ptx" || emit == "cubin" || stats) {
     Expected<CompiledImage> compiled =
-        compileSource(plan->source, plan->normName + ".cu", resolvedArch,
+        compileSource(*text, plan->source, plan->normName, resolvedArch,
                       emit == "ptx" && !stats);
     if (!compiled)
       return reportError(compiled.takeError());
