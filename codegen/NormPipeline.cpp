@@ -157,7 +157,8 @@ static NormEmitOptions::ColumnInputs columnInputsEnvironment() {
              : NormEmitOptions::ColumnInputs::reload;
 }
 
-std::string normTuningKey() {
+/// The knobs' key as the environment sets them now.
+static std::string readTuningKey() {
   std::optional<unsigned> stages = stagesEnvironment();
   NormEmitOptions::ColumnSums sums = columnSumsEnvironment();
   return "stages=" + (stages ? std::to_string(*stages) : std::string("-")) +
@@ -169,6 +170,23 @@ std::string normTuningKey() {
          std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE")) +
          ";sums=" + std::to_string(static_cast<int>(sums)) + ";columns=" +
          std::to_string(static_cast<int>(columnInputsEnvironment()));
+}
+
+const std::string &normTuningKey() {
+  // Six getenv calls cost more than the rest of an in-memory cache hit, so
+  // the knobs are read once, unless a measuring process asks to change them
+  // as it goes.
+  static const bool live = [] {
+    const char *text = std::getenv("KFUSE_NORM_LIVE_KNOBS");
+    return text && llvm::StringRef(text) == "1";
+  }();
+  if (live) {
+    thread_local std::string key;
+    key = readTuningKey();
+    return key;
+  }
+  static const std::string key = readTuningKey();
+  return key;
 }
 
 NormEmitOptions getNormEmitOptions(ModuleOp module,

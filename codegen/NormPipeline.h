@@ -37,9 +37,13 @@ NormEmitOptions getNormEmitOptions(mlir::ModuleOp module,
 
 /// The layout overrides the environment sets for measuring
 /// (KFUSE_NORM_STAGES, KFUSE_NORM_MIN_THREADS_PER_SM, KFUSE_NORM_MAX_ELEMENTS,
-/// KFUSE_NORM_BLOCK_SIZE, KFUSE_NORM_SUMS), as a cache-key
-/// fragment: kernels compiled under other overrides are other kernels.
-std::string normTuningKey();
+/// KFUSE_NORM_BLOCK_SIZE, KFUSE_NORM_SUMS, KFUSE_NORM_COLUMNS), as a
+/// cache-key fragment: kernels compiled under other overrides are other
+/// kernels. Read once per process, at the first call; with
+/// KFUSE_NORM_LIVE_KNOBS=1 at every call, for processes that change the
+/// knobs between compiles (bench/ab_norm.py, bench/sweep_norm.py).
+/// getNormEmitOptions always reads them afresh.
+const std::string &normTuningKey();
 
 /// Runs the code generator on the specialized norm of `module`.
 llvm::Expected<NormPlan> emitNormPlan(mlir::ModuleOp module,

@@ -213,43 +213,38 @@ Update::compile(const Specialization &spec, const PipelineOptions &options) {
   if (!device)
     return device.takeError();
 
-  std::string launchKey =
-      spec.key() + "|" + std::to_string(options.fuse) + "|" +
-      std::to_string(options.maxGroupSize) + "|" +
-      std::to_string(options.multiTensor) +
-      std::to_string(options.gradScaling) +
-      std::to_string(options.masterWeights) + "|" +
-      std::to_string(reinterpret_cast<uintptr_t>(device->context));
+  auto matches = [&](const LaunchEntry &entry) {
+    const Specialization &a = entry.spec;
+    const PipelineOptions &o = entry.options;
+    return entry.context == device->context &&
+           a.paramDType == spec.paramDType && a.gradDType == spec.gradDType &&
+           a.stateDType == spec.stateDType && a.modelDType == spec.modelDType &&
+           a.numel == spec.numel && a.alignment == spec.alignment &&
+           o.fuse == options.fuse && o.maxGroupSize == options.maxGroupSize &&
+           o.multiTensor == options.multiTensor &&
+           o.gradScaling == options.gradScaling &&
+           o.masterWeights == options.masterWeights;
+  };
   {
     std::lock_guard<std::mutex> lock(compiledMutex);
-    auto found = compiledByLaunchKey.find(launchKey);
-    if (found != compiledByLaunchKey.end())
-      return found->second;
+    for (const LaunchEntry &entry : launchEntries)
+      if (matches(entry))
+        return entry.compiled;
   }
   llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
       compileUncached(spec, options, *driver, *device);
   if (!compiled)
     return compiled.takeError();
   std::lock_guard<std::mutex> lock(compiledMutex);
-  compiledByLaunchKey[launchKey] = *compiled;
+  if (llvm::none_of(launchEntries, matches))
+    launchEntries.push_back({spec, options, device->context, *compiled});
   return compiled;
 }
 
 llvm::Expected<std::shared_ptr<CompiledUpdate>>
-Update::compileUncached(const Specialization &spec,
-                        const PipelineOptions &options, CudaDriver &driverRef,
-                        const DeviceInfo &deviceRef) {
-  CudaDriver *driver = &driverRef;
-  const DeviceInfo *device = &deviceRef;
-  std::string key = compileCacheKey(irText, spec, device->arch, options);
-  auto &cache = ModuleCache<CompiledUpdate>::get();
-  // One lock over lookup and compile: two threads asking for the same module
-  // compile it once.
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto found = cache.entries.find({key, device->context});
-  if (found != cache.entries.end())
-    return found->second;
-
+Update::buildModule(const std::string &key, const Specialization &spec,
+                    const PipelineOptions &options, CudaDriver *driver,
+                    const DeviceInfo *device) {
   auto start = std::chrono::steady_clock::now();
   auto compiled = std::make_shared<CompiledUpdate>();
   compiled->key = key;
@@ -310,8 +305,20 @@ Update::compileUncached(const Specialization &spec,
                         codegenMs, compiled->nvrtc.compileMs, diskMs,
                         compileMsSince(start))
               .str());
-  cache.entries[{key, device->context}] = compiled;
   return compiled;
+}
+
+llvm::Expected<std::shared_ptr<CompiledUpdate>>
+Update::compileUncached(const Specialization &spec,
+                        const PipelineOptions &options, CudaDriver &driverRef,
+                        const DeviceInfo &deviceRef) {
+  CudaDriver *driver = &driverRef;
+  const DeviceInfo *device = &deviceRef;
+  std::string key = compileCacheKey(irText, spec, device->arch, options);
+  auto &cache = ModuleCache<CompiledUpdate>::get();
+  return cache.getOrCompile(key, device->context, [&] {
+    return buildModule(key, spec, options, driver, device);
+  });
 }
 
 /// Makes sure every temporary holds `numel` elements.

@@ -14,6 +14,7 @@
 #include "codegen/Pipeline.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/ImageCache.h"
+#include "runtime/ModuleCache.h"
 #include "runtime/Nvrtc.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -26,20 +27,6 @@
 #include <vector>
 
 namespace kfuse {
-
-/// Loaded modules by compile key and context, one process-wide instance per
-/// kind of compiled program (updates, norms). Never destroyed: at process
-/// exit the driver may already be gone, and unloading into it would crash.
-template <typename Compiled> struct ModuleCache {
-  std::mutex mutex;
-  std::map<std::pair<std::string, CUcontext>, std::shared_ptr<Compiled>>
-      entries;
-
-  static ModuleCache &get() {
-    static ModuleCache *cache = new ModuleCache();
-    return *cache;
-  }
-};
 
 /// One argument of a launch, in the update's argument order: a device
 /// pointer with its element count and dtype for a tensor, `value` for a
@@ -136,14 +123,28 @@ private:
   llvm::Expected<std::shared_ptr<CompiledUpdate>>
   compileUncached(const Specialization &spec, const PipelineOptions &options,
                   CudaDriver &driver, const DeviceInfo &device);
+  /// Generates, compiles (through the disk cache) and loads the module for
+  /// `spec` under the process-wide cache key `key`.
+  llvm::Expected<std::shared_ptr<CompiledUpdate>>
+  buildModule(const std::string &key, const Specialization &spec,
+              const PipelineOptions &options, CudaDriver *driver,
+              const DeviceInfo *device);
   std::string irText;
   std::string name;
   std::vector<ArgInfo> argInfos;
   bool specializeNumel = false;
   /// Modules already looked up, by specialization, options and context:
-  /// spares hashing the IR on every launch.
+  /// spares hashing the IR on every launch. An update sees a few
+  /// specializations, so a list compared field by field (no key string
+  /// built) keeps a hit well under a microsecond.
+  struct LaunchEntry {
+    Specialization spec;
+    PipelineOptions options;
+    CUcontext context;
+    std::shared_ptr<CompiledUpdate> compiled;
+  };
   std::mutex compiledMutex;
-  std::map<std::string, std::shared_ptr<CompiledUpdate>> compiledByLaunchKey;
+  std::vector<LaunchEntry> launchEntries;
 };
 
 } // namespace kfuse

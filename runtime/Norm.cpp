@@ -343,21 +343,25 @@ Norm::compile(const NormSpecialization &spec) {
   if (!device)
     return device.takeError();
 
-  std::string launchKey =
-      spec.key() + "|" + normTuningKey() + "|" +
-      std::to_string(reinterpret_cast<uintptr_t>(device->context));
+  const std::string &tuning = normTuningKey();
+  auto matches = [&](const LaunchEntry &entry) {
+    return entry.context == device->context && entry.spec.cols == spec.cols &&
+           entry.spec.alignment == spec.alignment &&
+           entry.spec.dtypes == spec.dtypes && entry.tuning == tuning;
+  };
   {
     std::lock_guard<std::mutex> lock(compiledMutex);
-    auto found = compiledByLaunchKey.find(launchKey);
-    if (found != compiledByLaunchKey.end())
-      return found->second;
+    for (const LaunchEntry &entry : launchEntries)
+      if (matches(entry))
+        return entry.compiled;
   }
   llvm::Expected<std::shared_ptr<CompiledNorm>> compiled =
       compileUncached(spec, *driver, *device);
   if (!compiled)
     return compiled.takeError();
   std::lock_guard<std::mutex> lock(compiledMutex);
-  compiledByLaunchKey[launchKey] = *compiled;
+  if (llvm::none_of(launchEntries, matches))
+    launchEntries.push_back({spec, tuning, device->context, *compiled});
   return compiled;
 }
 
@@ -434,17 +438,8 @@ loadKernel(CudaDriver &driver, CUmodule module, const std::string &kernelName,
 }
 
 llvm::Expected<std::shared_ptr<CompiledNorm>>
-Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
-                      const DeviceInfo &device) {
-  std::string key = normCompileCacheKey(irText, spec, device.arch);
-  auto &cache = ModuleCache<CompiledNorm>::get();
-  // One lock over lookup and compile: two threads asking for the same module
-  // compile it once.
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto found = cache.entries.find({key, device.context});
-  if (found != cache.entries.end())
-    return found->second;
-
+Norm::buildModule(const std::string &key, const NormSpecialization &spec,
+                  CudaDriver &driver, const DeviceInfo &device) {
   auto start = std::chrono::steady_clock::now();
   auto compiled = std::make_shared<CompiledNorm>();
   compiled->key = key;
@@ -515,8 +510,17 @@ Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
                         codegenMs, compiled->nvrtc.compileMs, diskMs,
                         compileMsSince(start))
               .str());
-  cache.entries[{key, device.context}] = compiled;
   return compiled;
+}
+
+llvm::Expected<std::shared_ptr<CompiledNorm>>
+Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
+                      const DeviceInfo &device) {
+  std::string key = normCompileCacheKey(irText, spec, device.arch);
+  auto &cache = ModuleCache<CompiledNorm>::get();
+  return cache.getOrCompile(key, device.context, [&] {
+    return buildModule(key, spec, driver, device);
+  });
 }
 
 llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,

@@ -144,13 +144,26 @@ private:
   llvm::Expected<std::shared_ptr<CompiledNorm>>
   compileUncached(const NormSpecialization &spec, CudaDriver &driver,
                   const DeviceInfo &device);
+  /// Generates, compiles (through the disk cache) and loads the module for
+  /// `spec` under the process-wide cache key `key`.
+  llvm::Expected<std::shared_ptr<CompiledNorm>>
+  buildModule(const std::string &key, const NormSpecialization &spec,
+              CudaDriver &driver, const DeviceInfo &device);
   std::string irText;
   std::string name;
   std::vector<NormArg> argInfos;
-  /// Modules already looked up, by specialization and context: spares
-  /// hashing the IR on every launch.
+  /// Modules already looked up, by specialization, layout knobs and
+  /// context: spares hashing the IR on every launch. A norm sees a few
+  /// specializations, so a list compared field by field (no key string
+  /// built) keeps a hit well under a microsecond.
+  struct LaunchEntry {
+    NormSpecialization spec;
+    std::string tuning;
+    CUcontext context;
+    std::shared_ptr<CompiledNorm> compiled;
+  };
   std::mutex compiledMutex;
-  std::map<std::string, std::shared_ptr<CompiledNorm>> compiledByLaunchKey;
+  std::vector<LaunchEntry> launchEntries;
 };
 
 } // namespace kfuse

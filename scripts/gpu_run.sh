@@ -4,7 +4,8 @@
 #   bash scripts/gpu_run.sh
 # Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
-# bench_adamw.json, test_gpu_norm.json, bench_norm.json, profile_norm.jsonl
+# bench_adamw.json, test_gpu_norm.json, bench_norm.json, profile_norm.jsonl,
+# bench_compile.json
 # (with KFUSE_GPU_SWEEP=1
 # also sweep_norm.jsonl, and ln_bf16.sass).
 # KFUSE_GPU_ONLY=optim or =norm runs the unit tests and only that half (the
@@ -42,6 +43,9 @@ step "machine"
 if ldd "$KFUSE_LIBRARY" | grep -q "not found"; then
   FAILURES+=("libkfuse.so has unresolved libraries")
 fi
+
+step "JIT cold start: AdamW IR to cubin vs a trivial NVRTC compile, disk hit"
+run python3 bench/bench_compile.py --kfuse "$BUILD/bin/kfuse" --out "$OUT"
 
 UNIT=$BUILD/test/unit/KFuseUnitTests
 if [ -x "$UNIT" ]; then

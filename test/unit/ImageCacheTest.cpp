@@ -50,9 +50,10 @@ TEST_F(ImageCacheTest, EncodingRoundTrips) {
 
 TEST_F(ImageCacheTest, DecodingRejectsOtherBytes) {
   std::string bytes = encodeImage(NvrtcResult());
+  std::string longer = bytes + "x";
   for (llvm::StringRef bad :
        {llvm::StringRef(""), llvm::StringRef("junk"),
-        llvm::StringRef(bytes).drop_back(1), llvm::StringRef(bytes + "x")}) {
+        llvm::StringRef(bytes).drop_back(1), llvm::StringRef(longer)}) {
     llvm::Expected<NvrtcResult> decoded = decodeImage(bad);
     ASSERT_FALSE(bool(decoded)) << "accepted " << bad.size() << " bytes";
     EXPECT_NE(llvm::toString(decoded.takeError()).find("kfuse-image-1"),

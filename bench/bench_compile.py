@@ -1,0 +1,127 @@
+"""Cold start of the JIT: AdamW from IR text to a loadable cubin, against
+NVRTC's own time for a trivial one-line kernel, and a disk-cache hit.
+
+    python3 bench/bench_compile.py [--kfuse build/bin/kfuse] [--out DIR]
+
+Runs anywhere NVRTC does (no GPU needed). Each cold compile is a fresh
+`kfuse compile --emit=cubin --stats` process with an empty KFUSE_CACHE_DIR;
+its `total_ms` counts IR text in to cubin out (parse, passes, emit, NVRTC,
+cache store). Each hit is the same command over the filled directory. The
+trivial kernel is compiled in this process through ctypes with the options
+kfuse passes to NVRTC for a cubin. Medians
+of --repeats runs; writes DIR/bench_compile.json (one JSON object a line).
+"""
+
+import argparse
+import ctypes
+import ctypes.util
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+TRIVIAL = 'extern "C" __global__ void k(float *x) { x[threadIdx.x] += 1.0f; }'
+
+
+def nvrtc_library():
+    for name in ["libnvrtc.so.13", "libnvrtc.so"]:
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            pass
+    for path in ["/usr/local/cuda/lib64/libnvrtc.so"]:
+        if os.path.exists(path):
+            return ctypes.CDLL(path)
+    raise SystemExit("bench_compile: no libnvrtc found")
+
+
+def nvrtc_ms(lib, source, options):
+    program = ctypes.c_void_p()
+    if lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), b"k.cu",
+                              0, None, None):
+        raise SystemExit("nvrtcCreateProgram failed")
+    argv = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
+    start = time.perf_counter()
+    status = lib.nvrtcCompileProgram(program, len(options), argv)
+    ms = (time.perf_counter() - start) * 1e3
+    lib.nvrtcDestroyProgram(ctypes.byref(program))
+    if status:
+        raise SystemExit(f"nvrtc failed ({status}) with {options}")
+    return ms
+
+
+def kfuse_stats(kfuse, ir, cache_dir, arch):
+    env = dict(os.environ, KFUSE_CACHE_DIR=cache_dir)
+    env.pop("KFUSE_CACHE", None)
+    out = subprocess.run([kfuse, "compile", str(ir), "--emit=cubin",
+                          f"--arch={arch}", "-o", os.devnull, "--stats"],
+                         env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def commit():
+    """KFUSE_COMMIT (a copy without .git), else git."""
+    if os.environ.get("KFUSE_COMMIT"):
+        return os.environ["KFUSE_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                              cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except Exception:  # noqa: BLE001 - no git is fine
+        return "unknown"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kfuse", default=str(REPO / "build/bin/kfuse"))
+    parser.add_argument("--ir", default=str(REPO / "library/optim/adamw.mlir"))
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    options = parser.parse_args()
+
+    lib = nvrtc_library()
+    arch_options = ["--std=c++17", "-default-device", f"-arch={options.arch}",
+                    "--ptxas-options=-v", "--no-cache"]
+    nvrtc_ms(lib, TRIVIAL, arch_options)  # loads NVRTC's own libraries
+    trivial = statistics.median(nvrtc_ms(lib, TRIVIAL, arch_options)
+                                for _ in range(options.repeats))
+
+    cold, hits, stages = [], [], []
+    for _ in range(options.repeats):
+        with tempfile.TemporaryDirectory() as cache_dir:
+            first = kfuse_stats(options.kfuse, options.ir, cache_dir,
+                                options.arch)
+            assert first["cache"] == "miss", first
+            second = kfuse_stats(options.kfuse, options.ir, cache_dir,
+                                 options.arch)
+            assert second["cache"] == "hit-disk", second
+            cold.append(first["total_ms"])
+            hits.append(second["total_ms"])
+            stages.append(first)
+    cold_ms = statistics.median(cold)
+    hit_ms = statistics.median(hits)
+    median_stage = {key: statistics.median(s[key] for s in stages)
+                    for key in ["parse_ms", "passes_ms", "emit_ms",
+                                "nvrtc_ms", "cache_ms"]}
+    row = {"case": "compile.adamw", "arch": options.arch,
+           "trivial_nvrtc_ms": trivial, "cold_total_ms": cold_ms,
+           "cold_over_trivial": cold_ms / trivial,
+           "disk_hit_total_ms": hit_ms,
+           "disk_hit_over_cold": hit_ms / cold_ms,
+           "cold_stages_ms": median_stage,
+           "repeats": options.repeats, "commit": commit(),
+           "host": os.uname().nodename}
+    print(json.dumps(row))
+    with open(pathlib.Path(options.out) / "bench_compile.json", "w") as out:
+        out.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()

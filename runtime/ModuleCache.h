@@ -1,0 +1,69 @@
+//===- ModuleCache.h - the process-wide cache of loaded modules -*- C++ -*-===//
+//
+// One instance per kind of compiled program (updates, norms), keyed by the
+// compile key and the CUDA context the module is loaded into.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_RUNTIME_MODULECACHE_H
+#define KFUSE_RUNTIME_MODULECACHE_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+typedef struct CUctx_st *CUcontext;
+
+namespace kfuse {
+
+/// Loaded modules by compile key and context, one process-wide instance per
+/// kind of compiled program (updates, norms). Never destroyed: at process
+/// exit the driver may already be gone, and unloading into it would crash.
+template <typename Compiled> struct ModuleCache {
+  using Result = llvm::Expected<std::shared_ptr<Compiled>>;
+
+  /// The module under (`key`, `context`), made by `compile` on the first
+  /// request. Concurrent requests for one key wait for that one compile;
+  /// requests for other keys compile alongside. A failed compile is not
+  /// kept: the next request tries again.
+  Result getOrCompile(const std::string &key, CUcontext context,
+                      llvm::function_ref<Result()> compile) {
+    std::shared_ptr<Slot> slot;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      std::shared_ptr<Slot> &entry = slots[{key, context}];
+      if (!entry)
+        entry = std::make_shared<Slot>();
+      slot = entry;
+    }
+    std::lock_guard<std::mutex> lock(slot->mutex);
+    if (slot->compiled)
+      return slot->compiled;
+    Result compiled = compile();
+    if (compiled)
+      slot->compiled = *compiled;
+    return compiled;
+  }
+
+  static ModuleCache &get() {
+    static ModuleCache *cache = new ModuleCache();
+    return *cache;
+  }
+
+private:
+  struct Slot {
+    std::mutex mutex; // held while the module compiles
+    std::shared_ptr<Compiled> compiled;
+  };
+  std::mutex mutex; // guards `slots`
+  std::map<std::pair<std::string, CUcontext>, std::shared_ptr<Slot>> slots;
+};
+
+} // namespace kfuse
+
+#endif // KFUSE_RUNTIME_MODULECACHE_H

@@ -1,0 +1,88 @@
+//===- CompileHitTest.cpp - the in-memory module cache on the GPU ---------===//
+//
+// With a GPU: the first compile of a specialization misses (or hits the
+// disk), every later one is an in-memory hit that returns the same module,
+// in well under a microsecond. Skipped without a GPU.
+
+#include "runtime/CudaDriver.h"
+#include "runtime/Jit.h"
+#include "runtime/Norm.h"
+
+#include "llvm/Support/Error.h"
+
+#include "gtest/gtest.h"
+
+#include <chrono>
+#include <cstdio>
+
+using namespace kfuse;
+
+namespace {
+
+bool haveGpu() {
+  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
+  if (driver)
+    return true;
+  llvm::consumeError(driver.takeError());
+  return false;
+}
+
+/// Mean nanoseconds of `call` over `count` calls.
+template <typename Call> double meanNs(int count, Call call) {
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < count; ++i)
+    call();
+  return std::chrono::duration<double, std::nano>(
+             std::chrono::steady_clock::now() - start)
+             .count() /
+         count;
+}
+
+TEST(CompileHitTest, UpdateHitIsTheSameModuleUnderAMicrosecond) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  auto update = Update::createFromFile(std::string(KFUSE_SOURCE_DIR) +
+                                       "/library/optim/adamw.mlir");
+  ASSERT_TRUE(bool(update)) << llvm::toString(update.takeError());
+  Specialization spec;
+  PipelineOptions options;
+  auto first = (*update)->compile(spec, options);
+  ASSERT_TRUE(bool(first)) << llvm::toString(first.takeError());
+  std::shared_ptr<CompiledUpdate> module = *first;
+  bool same = true;
+  double ns = meanNs(100000, [&] {
+    auto hit = (*update)->compile(spec, options);
+    same &= hit && *hit == module;
+    if (!hit)
+      llvm::consumeError(hit.takeError());
+  });
+  EXPECT_TRUE(same);
+  std::printf("update in-memory hit: %.0f ns\n", ns);
+  EXPECT_LT(ns, 1000.0);
+}
+
+TEST(CompileHitTest, NormHitIsTheSameModuleUnderAMicrosecond) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  auto norm = Norm::createFromFile(std::string(KFUSE_SOURCE_DIR) +
+                                   "/library/norm/layernorm_fwd.mlir");
+  ASSERT_TRUE(bool(norm)) << llvm::toString(norm.takeError());
+  NormSpecialization spec;
+  spec.cols = 1024;
+  spec.dtypes.assign((*norm)->args().size(), DType::f32);
+  auto first = (*norm)->compile(spec);
+  ASSERT_TRUE(bool(first)) << llvm::toString(first.takeError());
+  std::shared_ptr<CompiledNorm> module = *first;
+  bool same = true;
+  double ns = meanNs(100000, [&] {
+    auto hit = (*norm)->compile(spec);
+    same &= hit && *hit == module;
+    if (!hit)
+      llvm::consumeError(hit.takeError());
+  });
+  EXPECT_TRUE(same);
+  std::printf("norm in-memory hit: %.0f ns\n", ns);
+  EXPECT_LT(ns, 1000.0);
+}
+
+} // namespace
