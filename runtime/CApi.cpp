@@ -198,6 +198,39 @@ kfuse_status kfuse_update_launch(kfuse_update *update, const kfuse_arg *args,
   });
 }
 
+kfuse_status kfuse_update_compile(kfuse_update *update, const kfuse_arg *args,
+                                  size_t nargs, int fuse,
+                                  kfuse_compile_info *info) {
+  return guarded([&] {
+    auto start = std::chrono::steady_clock::now();
+    if (!update)
+      return fail(KFUSE_INVALID_ARGUMENT, "update is null");
+    if (!args && nargs != 0)
+      return fail(KFUSE_INVALID_ARGUMENT, "args is null");
+    std::vector<LaunchArg> launchArgs;
+    if (kfuse_status status = toLaunchArgs(update->update->args(), args, nargs,
+                                           /*period=*/0, launchArgs))
+      return status;
+    llvm::Expected<Specialization> spec =
+        update->update->specialize(launchArgs);
+    if (!spec)
+      return fail(spec.takeError());
+    PipelineOptions options;
+    options.fuse = fuse != 0;
+    bool built = false;
+    llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
+        update->update->compile(*spec, options, &built);
+    if (!compiled)
+      return fail(compiled.takeError());
+    if (info) {
+      info->cache = cacheSourceCode(built ? (*compiled)->cacheSource
+                                          : CacheSource::hitMemory);
+      info->ms = compileMsSince(start);
+    }
+    return succeed();
+  });
+}
+
 kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
                                size_t num_groups, size_t args_per_group,
                                int flags, kfuse_plan **out) {

@@ -134,6 +134,31 @@ size_t kfuse_norm_num_launches(const kfuse_norm *norm) {
   return norm ? norm->norm->launchesPerCall() : 0;
 }
 
+/// The launch arguments of `args` for `norm`, or a failed status.
+static kfuse_status toNormLaunchArgs(const kfuse_norm *norm,
+                                     const kfuse_arg *args, size_t nargs,
+                                     std::vector<LaunchArg> &launchArgs) {
+  llvm::ArrayRef<NormArg> infos = norm->norm->args();
+  launchArgs.assign(nargs, LaunchArg());
+  for (size_t i = 0; i < nargs; ++i) {
+    const kfuse_arg &arg = args[i];
+    LaunchArg &launchArg = launchArgs[i];
+    launchArg.data = arg.data;
+    launchArg.numel = arg.numel;
+    launchArg.value = arg.value;
+    bool isTensor = i < infos.size() && infos[i].role != NormArg::Role::hyper;
+    if (!isTensor)
+      continue;
+    std::optional<DType> dtype = dtypeOfCode(arg.dtype);
+    if (!dtype)
+      return fail(KFUSE_INVALID_ARGUMENT, "tensor '" + infos[i].name +
+                                              "' has unknown dtype code " +
+                                              std::to_string(arg.dtype));
+    launchArg.dtype = *dtype;
+  }
+  return KFUSE_OK;
+}
+
 kfuse_status kfuse_norm_launch(kfuse_norm *norm, const kfuse_arg *args,
                                size_t nargs, int64_t rows, int64_t cols,
                                void *stream) {
@@ -142,27 +167,42 @@ kfuse_status kfuse_norm_launch(kfuse_norm *norm, const kfuse_arg *args,
       return fail(KFUSE_INVALID_ARGUMENT, "norm is null");
     if (!args && nargs != 0)
       return fail(KFUSE_INVALID_ARGUMENT, "args is null");
-    llvm::ArrayRef<NormArg> infos = norm->norm->args();
-    std::vector<LaunchArg> launchArgs(nargs);
-    for (size_t i = 0; i < nargs; ++i) {
-      const kfuse_arg &arg = args[i];
-      LaunchArg &launchArg = launchArgs[i];
-      launchArg.data = arg.data;
-      launchArg.numel = arg.numel;
-      launchArg.value = arg.value;
-      bool isTensor = i < infos.size() && infos[i].role != NormArg::Role::hyper;
-      if (!isTensor)
-        continue;
-      std::optional<DType> dtype = dtypeOfCode(arg.dtype);
-      if (!dtype)
-        return fail(KFUSE_INVALID_ARGUMENT, "tensor '" + infos[i].name +
-                                                "' has unknown dtype code " +
-                                                std::to_string(arg.dtype));
-      launchArg.dtype = *dtype;
-    }
+    std::vector<LaunchArg> launchArgs;
+    if (kfuse_status status = toNormLaunchArgs(norm, args, nargs, launchArgs))
+      return status;
     if (llvm::Error error = norm->norm->launch(launchArgs, rows, cols,
                                                static_cast<CUstream>(stream)))
       return fail(std::move(error));
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_norm_compile(kfuse_norm *norm, const kfuse_arg *args,
+                                size_t nargs, int64_t rows, int64_t cols,
+                                kfuse_compile_info *info) {
+  return guarded([&] {
+    auto start = std::chrono::steady_clock::now();
+    if (!norm)
+      return fail(KFUSE_INVALID_ARGUMENT, "norm is null");
+    if (!args && nargs != 0)
+      return fail(KFUSE_INVALID_ARGUMENT, "args is null");
+    std::vector<LaunchArg> launchArgs;
+    if (kfuse_status status = toNormLaunchArgs(norm, args, nargs, launchArgs))
+      return status;
+    llvm::Expected<NormSpecialization> spec =
+        norm->norm->specialize(launchArgs, rows, cols);
+    if (!spec)
+      return fail(spec.takeError());
+    bool built = false;
+    llvm::Expected<std::shared_ptr<CompiledNorm>> compiled =
+        norm->norm->compile(*spec, &built);
+    if (!compiled)
+      return fail(compiled.takeError());
+    if (info) {
+      info->cache = cacheSourceCode(built ? (*compiled)->cacheSource
+                                          : CacheSource::hitMemory);
+      info->ms = compileMsSince(start);
+    }
     return succeed();
   });
 }

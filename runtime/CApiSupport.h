@@ -10,6 +10,7 @@
 #define KFUSE_RUNTIME_CAPISUPPORT_H
 
 #include "runtime/Errors.h"
+#include "runtime/ImageCache.h"
 #include "runtime/kfuse.h"
 
 #include "llvm/Support/Error.h"
@@ -42,6 +43,19 @@ inline kfuse_status succeed() {
 
 /// Runs `body`, turning any escaping C++ exception into KFUSE_INTERNAL: none
 /// may cross the C boundary.
+/// The C code of a cache source.
+inline int32_t cacheSourceCode(CacheSource source) {
+  switch (source) {
+  case CacheSource::miss:
+    return KFUSE_CACHE_MISS;
+  case CacheSource::hitMemory:
+    return KFUSE_CACHE_HIT_MEMORY;
+  case CacheSource::hitDisk:
+    return KFUSE_CACHE_HIT_DISK;
+  }
+  return KFUSE_CACHE_MISS;
+}
+
 template <typename Body> kfuse_status guarded(Body body) {
   try {
     return body();

@@ -205,7 +205,10 @@ Update::createFromFile(llvm::StringRef path) {
 }
 
 llvm::Expected<std::shared_ptr<CompiledUpdate>>
-Update::compile(const Specialization &spec, const PipelineOptions &options) {
+Update::compile(const Specialization &spec, const PipelineOptions &options,
+                bool *built) {
+  if (built)
+    *built = false;
   llvm::Expected<CudaDriver &> driver = CudaDriver::get();
   if (!driver)
     return driver.takeError();
@@ -232,7 +235,7 @@ Update::compile(const Specialization &spec, const PipelineOptions &options) {
         return entry.compiled;
   }
   llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
-      compileUncached(spec, options, *driver, *device);
+      compileUncached(spec, options, *driver, *device, built);
   if (!compiled)
     return compiled.takeError();
   std::lock_guard<std::mutex> lock(compiledMutex);
@@ -311,14 +314,14 @@ Update::buildModule(const std::string &key, const Specialization &spec,
 llvm::Expected<std::shared_ptr<CompiledUpdate>>
 Update::compileUncached(const Specialization &spec,
                         const PipelineOptions &options, CudaDriver &driverRef,
-                        const DeviceInfo &deviceRef) {
+                        const DeviceInfo &deviceRef, bool *made) {
   CudaDriver *driver = &driverRef;
   const DeviceInfo *device = &deviceRef;
   std::string key = compileCacheKey(irText, spec, device->arch, options);
   auto &cache = ModuleCache<CompiledUpdate>::get();
-  return cache.getOrCompile(key, device->context, [&] {
-    return buildModule(key, spec, options, driver, device);
-  });
+  return cache.getOrCompile(
+      key, device->context,
+      [&] { return buildModule(key, spec, options, driver, device); }, made);
 }
 
 /// Makes sure every temporary holds `numel` elements.

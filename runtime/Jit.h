@@ -110,8 +110,12 @@ public:
   }
 
   /// The module for `spec` in the current context, compiled on a cache miss.
+  /// `*built` (where given) says whether this call made it (a miss or a
+  /// disk hit) rather than finding it in memory. Thread-safe: compiles of
+  /// different modules run alongside.
   llvm::Expected<std::shared_ptr<CompiledUpdate>>
-  compile(const Specialization &spec, const PipelineOptions &options);
+  compile(const Specialization &spec, const PipelineOptions &options,
+          bool *built = nullptr);
 
   /// Validates `args`, then launches every kernel of the plan on `stream`
   /// in order. Nothing is launched when validation fails or numel is 0.
@@ -122,7 +126,7 @@ private:
   Update() = default;
   llvm::Expected<std::shared_ptr<CompiledUpdate>>
   compileUncached(const Specialization &spec, const PipelineOptions &options,
-                  CudaDriver &driver, const DeviceInfo &device);
+                  CudaDriver &driver, const DeviceInfo &device, bool *made);
   /// Generates, compiles (through the disk cache) and loads the module for
   /// `spec` under the process-wide cache key `key`.
   llvm::Expected<std::shared_ptr<CompiledUpdate>>

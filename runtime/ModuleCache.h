@@ -31,8 +31,12 @@ template <typename Compiled> struct ModuleCache {
   /// request. Concurrent requests for one key wait for that one compile;
   /// requests for other keys compile alongside. A failed compile is not
   /// kept: the next request tries again.
+  /// `*made` (where given) says whether this call ran `compile`.
   Result getOrCompile(const std::string &key, CUcontext context,
-                      llvm::function_ref<Result()> compile) {
+                      llvm::function_ref<Result()> compile,
+                      bool *made = nullptr) {
+    if (made)
+      *made = false;
     std::shared_ptr<Slot> slot;
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -45,6 +49,8 @@ template <typename Compiled> struct ModuleCache {
     if (slot->compiled)
       return slot->compiled;
     Result compiled = compile();
+    if (made)
+      *made = true;
     if (compiled)
       slot->compiled = *compiled;
     return compiled;

@@ -335,7 +335,9 @@ bool Norm::hasColumnOutputs() const {
 }
 
 llvm::Expected<std::shared_ptr<CompiledNorm>>
-Norm::compile(const NormSpecialization &spec) {
+Norm::compile(const NormSpecialization &spec, bool *built) {
+  if (built)
+    *built = false;
   llvm::Expected<CudaDriver &> driver = CudaDriver::get();
   if (!driver)
     return driver.takeError();
@@ -356,7 +358,7 @@ Norm::compile(const NormSpecialization &spec) {
         return entry.compiled;
   }
   llvm::Expected<std::shared_ptr<CompiledNorm>> compiled =
-      compileUncached(spec, *driver, *device);
+      compileUncached(spec, *driver, *device, built);
   if (!compiled)
     return compiled.takeError();
   std::lock_guard<std::mutex> lock(compiledMutex);
@@ -515,12 +517,12 @@ Norm::buildModule(const std::string &key, const NormSpecialization &spec,
 
 llvm::Expected<std::shared_ptr<CompiledNorm>>
 Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
-                      const DeviceInfo &device) {
+                      const DeviceInfo &device, bool *made) {
   std::string key = normCompileCacheKey(irText, spec, device.arch);
   auto &cache = ModuleCache<CompiledNorm>::get();
-  return cache.getOrCompile(key, device.context, [&] {
-    return buildModule(key, spec, driver, device);
-  });
+  return cache.getOrCompile(
+      key, device.context,
+      [&] { return buildModule(key, spec, driver, device); }, made);
 }
 
 llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,

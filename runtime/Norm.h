@@ -129,8 +129,11 @@ public:
   }
 
   /// The module for `spec` in the current context, compiled on a cache miss.
+  /// `*built` (where given) says whether this call made it (a miss or a
+  /// disk hit) rather than finding it in memory. Thread-safe: compiles of
+  /// different modules run alongside.
   llvm::Expected<std::shared_ptr<CompiledNorm>>
-  compile(const NormSpecialization &spec);
+  compile(const NormSpecialization &spec, bool *built = nullptr);
 
   /// Validates `args`, then launches the row kernel and, with column
   /// reductions, the finish kernel on `stream`. Nothing is launched when
@@ -143,7 +146,7 @@ private:
   Norm() = default;
   llvm::Expected<std::shared_ptr<CompiledNorm>>
   compileUncached(const NormSpecialization &spec, CudaDriver &driver,
-                  const DeviceInfo &device);
+                  const DeviceInfo &device, bool *made);
   /// Generates, compiles (through the disk cache) and loads the module for
   /// `spec` under the process-wide cache key `key`.
   llvm::Expected<std::shared_ptr<CompiledNorm>>

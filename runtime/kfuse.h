@@ -205,6 +205,27 @@ KFUSE_API kfuse_status kfuse_device_arch(char *buf, size_t len);
 /* The message of this thread's last failure ("" when none). */
 KFUSE_API const char *kfuse_last_error(void);
 
+/* Where a compile found its module. */
+typedef enum kfuse_cache_source {
+  KFUSE_CACHE_MISS = 0,       /* generated and compiled with NVRTC */
+  KFUSE_CACHE_HIT_MEMORY = 1, /* already loaded in this process */
+  KFUSE_CACHE_HIT_DISK = 2    /* generated, the image read from disk */
+} kfuse_cache_source;
+
+typedef struct kfuse_compile_info {
+  int32_t cache; /* a kfuse_cache_source */
+  double ms;     /* wall time of the call */
+} kfuse_compile_info;
+
+/* Compiles what kfuse_update_launch with these arguments would run, in the
+ * current CUDA context, without launching (a warm-up). May be called from
+ * many threads at once: compiles of different modules run in parallel, and
+ * concurrent calls for one module compile it once. `info` may be NULL. */
+KFUSE_API kfuse_status kfuse_update_compile(kfuse_update *update,
+                                            const kfuse_arg *args,
+                                            size_t nargs, int fuse,
+                                            kfuse_compile_info *info);
+
 /* Norms: a function marked kfuse.norm (LayerNorm, RMSNorm, forward or
  * backward; library/norm/) over `rows` rows of `cols` columns, compiled at
  * run time like updates. Its arguments are inputs, outputs and hypers; each
@@ -261,6 +282,13 @@ KFUSE_API kfuse_status kfuse_norm_launch(kfuse_norm *norm,
                                          const kfuse_arg *args, size_t nargs,
                                          int64_t rows, int64_t cols,
                                          void *stream);
+
+/* Compiles what kfuse_norm_launch with these arguments would run, without
+ * launching; as kfuse_update_compile. */
+KFUSE_API kfuse_status kfuse_norm_compile(kfuse_norm *norm,
+                                          const kfuse_arg *args, size_t nargs,
+                                          int64_t rows, int64_t cols,
+                                          kfuse_compile_info *info);
 
 /* The fewest bytes a launch over rows x cols moves (every tensor read or
  * written once) when argument i has kfuse_dtype dtypes[i] (hyper entries

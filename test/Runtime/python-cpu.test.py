@@ -65,3 +65,29 @@ print("null plan:", lib().kfuse_plan_num_launches(None),
       lib().kfuse_plan_num_chunks(None),
       lib().kfuse_plan_matches(None, None, 0, 0),
       STATUS_NAMES[lib().kfuse_plan_step(None, None)])
+
+# kfuse_update_compile: argument checks first, then the driver (or, on a
+# GPU machine, a compile: a miss or disk hit, then a memory hit).
+class CompileInfo(ctypes.Structure):
+    _fields_ = [("cache", ctypes.c_int32), ("ms", ctypes.c_double)]
+
+
+compile_update = lib().kfuse_update_compile
+compile_update.argtypes = [ctypes.c_void_p, ctypes.POINTER(ArgStruct),
+                           ctypes.c_size_t, ctypes.c_int,
+                           ctypes.POINTER(CompileInfo)]
+info = CompileInfo()
+status = compile_update(None, None, 0, 1, ctypes.byref(info))
+print("compile null:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
+status = compile_update(update._handle, groups([F32]), nargs - 1, 1,
+                        ctypes.byref(info))
+print("compile count:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
+status = compile_update(update._handle, groups([F32]), nargs, 1,
+                        ctypes.byref(info))
+if status == 0:
+    first = info.cache
+    compile_update(update._handle, groups([F32]), nargs, 1, ctypes.byref(info))
+    print("compile:", "miss-or-disk" if first in (0, 2) else first,
+          "then", info.cache)
+else:
+    print("compile:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
