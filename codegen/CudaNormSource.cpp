@@ -214,7 +214,8 @@ private:
   std::string vectorIndex() const;
   FailureOr<std::string> emitElementLoop(const LoopWork &work,
                                          StringRef indent);
-  std::string emitInputLoads(StringRef indent, ArrayRef<unsigned> inputs);
+  std::string emitVectorLoads(StringRef indent, ArrayRef<unsigned> inputs,
+                              bool perRow);
   std::string emitColumnInputLoads(StringRef indent);
   std::string emitStageCopies(StringRef indent, StringRef row,
                               StringRef buffer);
@@ -457,10 +458,12 @@ LogicalResult SourceEmitter::emitOps(ArrayRef<Operation *> ops,
   return success();
 }
 
-/// Loads of the full inputs `inputs` for the current row (all items of the
-/// current chunk) into their register arrays.
-std::string SourceEmitter::emitInputLoads(StringRef indent,
-                                          ArrayRef<unsigned> inputs) {
+/// Loads of the thread's vectors (all items of the current chunk) of
+/// `inputs` into their register arrays: full inputs of the current row
+/// (`perRow`, zeros past the rows), or column inputs.
+std::string SourceEmitter::emitVectorLoads(StringRef indent,
+                                           ArrayRef<unsigned> inputs,
+                                           bool perRow) {
   std::string out;
   if (inputs.empty())
     return out;
@@ -472,52 +475,37 @@ std::string SourceEmitter::emitInputLoads(StringRef indent,
                      "{0}for (int i = 0; i < {1}; ++i) {{\n"
                      "{0}  const int vec = {2};\n",
                      indent.str(), layout.items, vectorIndex());
-  std::string guard = layout.exact()
-                          ? "valid"
-                          : fmt::format("valid && vec < {}", layout.vectors);
+  SmallVector<std::string> conditions;
+  if (perRow)
+    conditions.push_back("valid");
+  if (!layout.exact())
+    conditions.push_back(fmt::format("vec < {}", layout.vectors));
+  std::string guard = llvm::join(conditions, " && ");
   for (unsigned index : inputs) {
     std::string type = vectorType(plan.args[index].dtype);
-    out += fmt::format("{0}  {1}[i] = {2} ? reinterpret_cast<const {3} *>({4} "
-                       "+ offset)[vec] : {3}{{}};\n",
-                       indent.str(), localNames[index], guard, type,
-                       paramNames[index]);
+    std::string load =
+        fmt::format("reinterpret_cast<const {} *>({}{})[vec]", type,
+                    paramNames[index], perRow ? " + offset" : "");
+    if (guard.empty())
+      out += fmt::format("{}  {}[i] = {};\n", indent.str(), localNames[index],
+                         load);
+    else
+      out += fmt::format("{}  {}[i] = {} ? {} : {}{{}};\n", indent.str(),
+                         localNames[index], guard, load, type);
   }
   out += indent.str() + "}\n";
   return out;
 }
 
-/// Loads of the thread's vectors of every column input the norm reads into
-/// register arrays, once for all the rows the thread handles.
+/// Loads of the thread's vectors of every column input the norm reads, once
+/// for all the rows the thread handles.
 std::string SourceEmitter::emitColumnInputLoads(StringRef indent) {
   SmallVector<unsigned> inputs;
   for (auto [index, arg] : llvm::enumerate(plan.args))
     if (arg.shape == NormShape::col && arg.role == NormArg::Role::input &&
         program.needed.contains(func.getArgument(index)))
       inputs.push_back(index);
-  std::string out;
-  if (inputs.empty())
-    return out;
-  for (unsigned index : inputs)
-    out += fmt::format("{}{} {}[{}];\n", indent.str(),
-                       vectorType(plan.args[index].dtype), localNames[index],
-                       layout.items);
-  out += fmt::format("{0}#pragma unroll\n"
-                     "{0}for (int i = 0; i < {1}; ++i) {{\n"
-                     "{0}  const int vec = {2};\n",
-                     indent.str(), layout.items, vectorIndex());
-  for (unsigned index : inputs) {
-    std::string type = vectorType(plan.args[index].dtype);
-    std::string load = fmt::format("reinterpret_cast<const {} *>({})[vec]",
-                                   type, paramNames[index]);
-    if (layout.exact())
-      out += fmt::format("{}  {}[i] = {};\n", indent.str(), localNames[index],
-                         load);
-    else
-      out += fmt::format("{}  {}[i] = vec < {} ? {} : {}{{}};\n", indent.str(),
-                         localNames[index], layout.vectors, load, type);
-  }
-  out += indent.str() + "}\n";
-  return out;
+  return emitVectorLoads(indent, inputs, /*perRow=*/false);
 }
 
 /// The shared-memory address of row slot `slot` of staged input `index` in
@@ -608,7 +596,7 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
     out += fmt::format("{0}#pragma unroll 1\n"
                        "{0}for (int chunk = 0; chunk < {1}; ++chunk) {{\n",
                        indent.str(), layout.chunks);
-    out += emitInputLoads(body, inputs);
+    out += emitVectorLoads(body, inputs, /*perRow=*/true);
   } else {
     body = indent.str();
   }
@@ -1057,7 +1045,7 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
       if (isFullInput(index) &&
           program.needed.contains(func.getArgument(index)))
         inputs.push_back(index);
-    out += emitInputLoads("    ", inputs);
+    out += emitVectorLoads("    ", inputs, /*perRow=*/true);
   }
   for (auto [index, arg] : llvm::enumerate(plan.args))
     if (arg.shape == NormShape::row && arg.role == NormArg::Role::input &&

@@ -222,9 +222,8 @@ typedef struct kfuse_compile_info {
  * many threads at once: compiles of different modules run in parallel, and
  * concurrent calls for one module compile it once. `info` may be NULL. */
 KFUSE_API kfuse_status kfuse_update_compile(kfuse_update *update,
-                                            const kfuse_arg *args,
-                                            size_t nargs, int fuse,
-                                            kfuse_compile_info *info);
+                                            const kfuse_arg *args, size_t nargs,
+                                            int fuse, kfuse_compile_info *info);
 
 /* Norms: a function marked kfuse.norm (LayerNorm, RMSNorm, forward or
  * backward; library/norm/) over `rows` rows of `cols` columns, compiled at
