@@ -13,6 +13,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "unit",
 
 config.substitutions.append(("%library", os.path.join(config.kfuse_src_root, "library")))
 config.substitutions.append(("%kfuse_src", config.kfuse_src_root))
+config.substitutions.append(("%kfuse_obj", config.kfuse_obj_root))
 config.substitutions.append(("%kfuse_lib", os.path.join(config.kfuse_obj_root, "lib", "libkfuse.so")))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
