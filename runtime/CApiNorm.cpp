@@ -11,10 +11,13 @@
 #include "runtime/Errors.h"
 #include "runtime/Norm.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace kfuse;
@@ -203,6 +206,66 @@ kfuse_status kfuse_norm_compile(kfuse_norm *norm, const kfuse_arg *args,
                                           : CacheSource::hitMemory);
       info->ms = compileMsSince(start);
     }
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_warmup(const kfuse_warmup_job *jobs, size_t count,
+                          int threads, kfuse_status *statuses) {
+  return guarded([&] {
+    if (!jobs && count != 0)
+      return fail(KFUSE_INVALID_ARGUMENT, "jobs is null");
+    if (threads < 0)
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "threads is " + std::to_string(threads));
+    // Workers compile in the caller's context (none: each compile takes
+    // device 0's primary context, as a launch would).
+    CUcontext context = nullptr;
+    if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
+      driver->cuCtxGetCurrent(&context);
+    else
+      llvm::consumeError(driver.takeError());
+    std::vector<kfuse_status> results(count, KFUSE_OK);
+    std::vector<std::string> messages(count);
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      if (context)
+        if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
+          driver->cuCtxSetCurrent(context);
+      for (size_t index; (index = next++) < count;) {
+        const kfuse_warmup_job &job = jobs[index];
+        if (job.update && job.norm)
+          results[index] =
+              fail(KFUSE_INVALID_ARGUMENT, "names both an update and a norm");
+        else if (job.update)
+          results[index] = kfuse_update_compile(job.update, job.args, job.nargs,
+                                                job.fuse, nullptr);
+        else if (job.norm)
+          results[index] = kfuse_norm_compile(job.norm, job.args, job.nargs,
+                                              job.rows, job.cols, nullptr);
+        else
+          results[index] = fail(KFUSE_INVALID_ARGUMENT,
+                                "names neither an update nor a norm");
+        if (results[index] != KFUSE_OK)
+          messages[index] = kfuse_last_error();
+      }
+    };
+    unsigned workers = threads > 0
+                           ? unsigned(threads)
+                           : std::max(1u, std::thread::hardware_concurrency());
+    workers = unsigned(std::min<size_t>(workers, count));
+    std::vector<std::thread> pool;
+    for (unsigned i = 1; i < workers; ++i)
+      pool.emplace_back(work);
+    work(); // the calling thread takes jobs too
+    for (std::thread &thread : pool)
+      thread.join();
+    if (statuses)
+      std::copy(results.begin(), results.end(), statuses);
+    for (size_t index = 0; index < count; ++index)
+      if (results[index] != KFUSE_OK)
+        return fail(results[index], "warm-up job " + std::to_string(index) +
+                                        ": " + messages[index]);
     return succeed();
   });
 }

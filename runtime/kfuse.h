@@ -289,6 +289,25 @@ KFUSE_API kfuse_status kfuse_norm_compile(kfuse_norm *norm,
                                           int64_t rows, int64_t cols,
                                           kfuse_compile_info *info);
 
+/* One compile of kfuse_warmup: an update (norm = NULL; rows, cols unused) or
+ * a norm (update = NULL), with the arguments a launch would take. */
+typedef struct kfuse_warmup_job {
+  kfuse_update *update;
+  kfuse_norm *norm;
+  const kfuse_arg *args;
+  size_t nargs;
+  int64_t rows, cols; /* norms */
+  int fuse;           /* updates */
+} kfuse_warmup_job;
+
+/* Compiles every job (kfuse_update_compile or kfuse_norm_compile) on up to
+ * `threads` threads (0: one per hardware thread), in the calling thread's
+ * CUDA context, and returns when all are done. `statuses` (NULL, or
+ * `count` entries) receives each job's status; the return value is the
+ * first failure in job order, with kfuse_last_error() naming the job. */
+KFUSE_API kfuse_status kfuse_warmup(const kfuse_warmup_job *jobs, size_t count,
+                                    int threads, kfuse_status *statuses);
+
 /* The fewest bytes a launch over rows x cols moves (every tensor read or
  * written once) when argument i has kfuse_dtype dtypes[i] (hyper entries
  * ignored; dtypes = NULL: every tensor f32, else ndtypes = num_args). */

@@ -91,3 +91,26 @@ if status == 0:
           "then", info.cache)
 else:
     print("compile:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
+
+
+# kfuse_warmup: jobs checked and compiled on worker threads; each job's
+# status comes back, the first failure names its job.
+class WarmupJob(ctypes.Structure):
+    _fields_ = [("update", ctypes.c_void_p), ("norm", ctypes.c_void_p),
+                ("args", ctypes.POINTER(ArgStruct)), ("nargs", ctypes.c_size_t),
+                ("rows", ctypes.c_int64), ("cols", ctypes.c_int64),
+                ("fuse", ctypes.c_int)]
+
+
+warmup = lib().kfuse_warmup
+warmup.argtypes = [ctypes.POINTER(WarmupJob), ctypes.c_size_t, ctypes.c_int,
+                   ctypes.POINTER(ctypes.c_int)]
+good = groups([F32])
+jobs = (WarmupJob * 3)()
+jobs[0].update, jobs[0].args, jobs[0].nargs, jobs[0].fuse = update._handle, good, nargs, 1
+jobs[1].update, jobs[1].args, jobs[1].nargs = update._handle, good, nargs - 1
+statuses = (ctypes.c_int * 3)()
+status = warmup(jobs, 3, 2, statuses)
+print("warmup:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
+print("warmup statuses:", " ".join(STATUS_NAMES[s] for s in statuses))
+print("warmup none:", STATUS_NAMES[warmup(None, 0, 0, None)])
