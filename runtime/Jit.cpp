@@ -311,6 +311,22 @@ Update::buildModule(const std::string &key, const Specialization &spec,
   return compiled;
 }
 
+std::future<llvm::Expected<std::shared_ptr<CompiledUpdate>>>
+Update::compileAsync(Specialization spec, PipelineOptions options) {
+  CUcontext context = nullptr;
+  if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
+    driver->cuCtxGetCurrent(&context);
+  else
+    llvm::consumeError(driver.takeError());
+  return std::async(
+      std::launch::async, [this, spec = std::move(spec), options, context] {
+        if (context)
+          if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
+            driver->cuCtxSetCurrent(context);
+        return compile(spec, options);
+      });
+}
+
 llvm::Expected<std::shared_ptr<CompiledUpdate>>
 Update::compileUncached(const Specialization &spec,
                         const PipelineOptions &options, CudaDriver &driverRef,

@@ -20,6 +20,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -116,6 +117,11 @@ public:
   llvm::Expected<std::shared_ptr<CompiledUpdate>>
   compile(const Specialization &spec, const PipelineOptions &options,
           bool *built = nullptr);
+
+  /// compile() on a new thread, in the calling thread's CUDA context (none:
+  /// the one compile() would take). This Update must outlive the future.
+  std::future<llvm::Expected<std::shared_ptr<CompiledUpdate>>>
+  compileAsync(Specialization spec, PipelineOptions options);
 
   /// Validates `args`, then launches every kernel of the plan on `stream`
   /// in order. Nothing is launched when validation fails or numel is 0.

@@ -515,6 +515,22 @@ Norm::buildModule(const std::string &key, const NormSpecialization &spec,
   return compiled;
 }
 
+std::future<llvm::Expected<std::shared_ptr<CompiledNorm>>>
+Norm::compileAsync(NormSpecialization spec) {
+  CUcontext context = nullptr;
+  if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
+    driver->cuCtxGetCurrent(&context);
+  else
+    llvm::consumeError(driver.takeError());
+  return std::async(
+      std::launch::async, [this, spec = std::move(spec), context] {
+        if (context)
+          if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
+            driver->cuCtxSetCurrent(context);
+        return compile(spec);
+      });
+}
+
 llvm::Expected<std::shared_ptr<CompiledNorm>>
 Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
                       const DeviceInfo &device, bool *made) {

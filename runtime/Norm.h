@@ -38,6 +38,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -134,6 +135,11 @@ public:
   /// different modules run alongside.
   llvm::Expected<std::shared_ptr<CompiledNorm>>
   compile(const NormSpecialization &spec, bool *built = nullptr);
+
+  /// compile() on a new thread, in the calling thread's CUDA context (none:
+  /// the one compile() would take). This Norm must outlive the future.
+  std::future<llvm::Expected<std::shared_ptr<CompiledNorm>>>
+  compileAsync(NormSpecialization spec);
 
   /// Validates `args`, then launches the row kernel and, with column
   /// reductions, the finish kernel on `stream`. Nothing is launched when

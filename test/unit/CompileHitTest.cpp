@@ -85,4 +85,36 @@ TEST(CompileHitTest, NormHitIsTheSameModuleUnderAMicrosecond) {
   EXPECT_LT(ns, 1000.0);
 }
 
+TEST(CompileHitTest, CompileAsyncGivesWhatCompileGives) {
+  auto update = Update::createFromFile(std::string(KFUSE_SOURCE_DIR) +
+                                       "/library/optim/adamw.mlir");
+  ASSERT_TRUE(bool(update)) << llvm::toString(update.takeError());
+  Specialization spec;
+  auto future = (*update)->compileAsync(spec, PipelineOptions());
+  auto async = future.get();
+  auto sync = (*update)->compile(spec, PipelineOptions());
+  ASSERT_EQ(bool(async), bool(sync));
+  if (!async) {
+    // No GPU: both fail alike.
+    EXPECT_EQ(llvm::toString(async.takeError()),
+              llvm::toString(sync.takeError()));
+    return;
+  }
+  EXPECT_EQ(*async, *sync);
+
+  auto norm = Norm::createFromFile(std::string(KFUSE_SOURCE_DIR) +
+                                   "/library/norm/rmsnorm_fwd.mlir");
+  ASSERT_TRUE(bool(norm)) << llvm::toString(norm.takeError());
+  NormSpecialization normSpec;
+  normSpec.cols = 4096;
+  for (const NormArg &arg : (*norm)->args())
+    normSpec.dtypes.push_back(arg.shape == NormShape::row ? DType::f32
+                                                          : DType::bf16);
+  auto normAsync = (*norm)->compileAsync(normSpec).get();
+  ASSERT_TRUE(bool(normAsync)) << llvm::toString(normAsync.takeError());
+  auto normSync = (*norm)->compile(normSpec);
+  ASSERT_TRUE(bool(normSync)) << llvm::toString(normSync.takeError());
+  EXPECT_EQ(*normAsync, *normSync);
+}
+
 } // namespace
