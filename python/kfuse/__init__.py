@@ -17,6 +17,7 @@ import ctypes
 import os
 from collections import namedtuple
 
+from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib  # noqa: F401
 from ._capi import F32, BF16, F16, ROLE_NAMES, ArgInfoStruct, ArgStruct
 from ._capi import KfuseError, check, lib
 
@@ -101,6 +102,34 @@ class Update:
         """
         import torch
 
+        args, device = self._pack(values)
+        with torch.cuda.device(device):
+            if stream is None:
+                stream = torch.cuda.current_stream(device)
+            raw = stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
+            check(lib().kfuse_update_launch(self._handle, args, len(self.args),
+                                            ctypes.c_void_p(raw or None),
+                                            1 if fuse else 0))
+
+    def compile(self, fuse=True, **values):
+        """Compiles what a call with these arguments would run, without
+        running it (a warm-up): {"cache": "miss" | "hit-memory" |
+        "hit-disk", "ms": wall time}. Safe to call from several threads;
+        different kernels compile in parallel."""
+        import torch
+
+        args, device = self._pack(values)
+        info = CompileInfoStruct()
+        with torch.cuda.device(device):
+            check(compile_lib().kfuse_update_compile(
+                self._handle, args, len(self.args), 1 if fuse else 0,
+                ctypes.byref(info)))
+        return {"cache": CACHE_SOURCES[info.cache], "ms": info.ms}
+
+    def _pack(self, values):
+        """The C arguments for `values`, and the tensors' device."""
+        import torch
+
         unknown = sorted(set(values) - set(self._names))
         if unknown:
             raise KfuseError(
@@ -151,19 +180,53 @@ class Update:
             args[index].value = 0.0
         if device is None:
             device = torch.device("cuda", torch.cuda.current_device())
-        with torch.cuda.device(device):
-            if stream is None:
-                stream = torch.cuda.current_stream(device)
-            raw = stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
-            check(lib().kfuse_update_launch(self._handle, args, len(self.args),
-                                            ctypes.c_void_p(raw or None),
-                                            1 if fuse else 0))
+        return args, device
 
 
 from ._multi_tensor import MultiTensorUpdate, multi_tensor  # noqa: E402
 from ._norm import Norm, NormArgInfo, norm_library_dir, library_norm  # noqa: E402
 from ._norm import layer_norm_fwd, layer_norm_bwd, rms_norm_fwd  # noqa: E402
 from ._norm import rms_norm_bwd, add_layer_norm_fwd  # noqa: E402
+
+
+def warmup(calls, threads=0):
+    """Compiles many updates and norms at once, on `threads` worker threads
+    (0: one per CPU), without running them. `calls` holds (update or norm,
+    keyword arguments as for calling it) pairs; an update also takes
+    `fuse`. All tensors must be on one device. Raises KfuseError naming the
+    first call that failed."""
+    import torch
+
+    from ._capi import WarmupJobStruct
+    from ._norm import Norm
+
+    calls = list(calls)
+    jobs = (WarmupJobStruct * len(calls))()
+    keep, device = [], None
+    for job, (target, values) in zip(jobs, calls):
+        values = dict(values)
+        if isinstance(target, Norm):
+            args, rows, cols, where = target._pack(torch, values)
+            job.norm, job.rows, job.cols = target._handle, rows, cols
+        elif isinstance(target, Update):
+            fuse = values.pop("fuse", True)
+            args, where = target._pack(values)
+            job.update, job.fuse = target._handle, 1 if fuse else 0
+        else:
+            raise KfuseError("warmup takes (Update or Norm, arguments) pairs, "
+                             f"got {type(target).__name__}",
+                             "INVALID_ARGUMENT")
+        if device is None:
+            device = where
+        elif where != device:
+            raise KfuseError(f"warmup calls on {device} and {where}; warm "
+                             "up one device at a time", "INVALID_ARGUMENT")
+        job.args, job.nargs = args, len(target.args)
+        keep.append(args)
+    if not calls:
+        return
+    with torch.cuda.device(device):
+        check(compile_lib().kfuse_warmup(jobs, len(calls), threads, None))
 
 
 def _capi_alive():

@@ -224,3 +224,51 @@ def check_norm(status):
     """check() for kfuse_norm_* calls (declares them first)."""
     norm_lib()
     check(status)
+
+CACHE_SOURCES = {0: "miss", 1: "hit-memory", 2: "hit-disk"}
+
+
+class CompileInfoStruct(ctypes.Structure):
+    _fields_ = [("cache", ctypes.c_int32), ("ms", ctypes.c_double)]
+
+
+class WarmupJobStruct(ctypes.Structure):
+    _fields_ = [
+        ("update", ctypes.c_void_p),
+        ("norm", ctypes.c_void_p),
+        ("args", ctypes.POINTER(ArgStruct)),
+        ("nargs", ctypes.c_size_t),
+        ("rows", ctypes.c_int64),
+        ("cols", ctypes.c_int64),
+        ("fuse", ctypes.c_int),
+    ]
+
+
+def compile_lib():
+    """norm_lib() with the compile and warm-up prototypes declared."""
+    handle = norm_lib()
+    if getattr(handle, "kfuse_compile_declared", False):
+        return handle
+    status = ctypes.c_int
+    signatures = {
+        "kfuse_update_compile": (status, [
+            ctypes.c_void_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
+            ctypes.c_int, ctypes.POINTER(CompileInfoStruct)]),
+        "kfuse_norm_compile": (status, [
+            ctypes.c_void_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
+            ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(CompileInfoStruct)]),
+        "kfuse_warmup": (status, [
+            ctypes.POINTER(WarmupJobStruct), ctypes.c_size_t, ctypes.c_int,
+            ctypes.POINTER(ctypes.c_int)]),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        try:
+            function = getattr(handle, name)
+        except AttributeError:
+            raise KfuseError(
+                f"{handle._name} lacks {name}; rebuild libkfuse",
+                "INTERNAL") from None
+        function.restype = restype
+        function.argtypes = argtypes
+    handle.kfuse_compile_declared = True
+    return handle
