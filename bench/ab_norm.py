@@ -44,6 +44,15 @@ def parse_variant(text):
     return name, path, knobs
 
 
+def make_inputs(rows, cols, dtype):
+    """Random x, weight, bias and dy for a rows x cols norm."""
+    x = (torch.randn(rows, cols, device="cuda") * 2 + 0.5).to(dtype)
+    w = (torch.randn(cols, device="cuda") * 0.1 + 1).to(dtype)
+    b = (torch.randn(cols, device="cuda") * 0.1).to(dtype)
+    dy = torch.randn(rows, cols, device="cuda").to(dtype)
+    return x, w, b, dy
+
+
 def make_call(norm, x, w, b, dy):
     rows, cols = x.shape
     names = set(a.name for a in norm.args)
@@ -80,10 +89,7 @@ def main():
     for dname in options.dtypes.split(","):
         dtype = DTYPES[dname]
         for rows, cols in SHAPES:
-            x = (torch.randn(rows, cols, device="cuda") * 2 + 0.5).to(dtype)
-            w = (torch.randn(cols, device="cuda") * 0.1 + 1).to(dtype)
-            b = (torch.randn(cols, device="cuda") * 0.1).to(dtype)
-            dy = torch.randn(rows, cols, device="cuda").to(dtype)
+            x, w, b, dy = make_inputs(rows, cols, dtype)
             samples = {name: [] for name, _, _ in variants}
             calls = {}
             for name, _, knobs in variants:

@@ -25,7 +25,7 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import kfuse  # noqa: E402
-from ab_norm import DTYPES, SHAPES, make_call  # noqa: E402
+from ab_norm import DTYPES, SHAPES, make_call, make_inputs  # noqa: E402
 from _measure import commit  # noqa: E402
 
 NORMS = ["layernorm_fwd", "layernorm_bwd", "rmsnorm_fwd", "rmsnorm_bwd"]
@@ -44,10 +44,7 @@ def main():
         for dname in options.dtypes.split(","):
             dtype = DTYPES[dname]
             for rows, cols in SHAPES:
-                x = (torch.randn(rows, cols, device="cuda") * 2 + 0.5).to(dtype)
-                w = (torch.randn(cols, device="cuda") * 0.1 + 1).to(dtype)
-                b = (torch.randn(cols, device="cuda") * 0.1).to(dtype)
-                dy = torch.randn(rows, cols, device="cuda").to(dtype)
+                x, w, b, dy = make_inputs(rows, cols, dtype)
                 call, _, _ = make_call(norm, x, w, b, dy)
                 for _ in range(3):
                     call()

@@ -220,18 +220,12 @@ kfuse_status kfuse_warmup(const kfuse_warmup_job *jobs, size_t count,
                   "threads is " + std::to_string(threads));
     // Workers compile in the caller's context (none: each compile takes
     // device 0's primary context, as a launch would).
-    CUcontext context = nullptr;
-    if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
-      driver->cuCtxGetCurrent(&context);
-    else
-      llvm::consumeError(driver.takeError());
+    CUcontext context = callerContext();
     std::vector<kfuse_status> results(count, KFUSE_OK);
     std::vector<std::string> messages(count);
     std::atomic<size_t> next{0};
     auto work = [&] {
-      if (context)
-        if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
-          driver->cuCtxSetCurrent(context);
+      adoptContext(context);
       for (size_t index; (index = next++) < count;) {
         const kfuse_warmup_job &job = jobs[index];
         if (job.update && job.norm)

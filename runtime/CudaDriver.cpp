@@ -77,6 +77,24 @@ int installedDriverVersion() {
   return version;
 }
 
+CUcontext callerContext() {
+  CUcontext context = nullptr;
+  if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
+    driver->cuCtxGetCurrent(&context);
+  else
+    llvm::consumeError(driver.takeError());
+  return context;
+}
+
+void adoptContext(CUcontext context) {
+  if (!context)
+    return;
+  if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
+    driver->cuCtxSetCurrent(context);
+  else
+    llvm::consumeError(driver.takeError());
+}
+
 llvm::Expected<CudaDriver &> CudaDriver::get() {
   // Loaded once; a failure is remembered and reported to every caller.
   static std::once_flag once;

@@ -112,6 +112,14 @@ private:
 };
 
 /// Device memory freed on destruction, in the context current then.
+/// The calling thread's current CUDA context, or null (no driver, or none
+/// current).
+CUcontext callerContext();
+
+/// Makes `context` current on this thread when it is not null (a worker
+/// thread taking over its caller's context; see callerContext).
+void adoptContext(CUcontext context);
+
 class DeviceBuffer {
 public:
   DeviceBuffer() = default;

@@ -313,18 +313,11 @@ Update::buildModule(const std::string &key, const Specialization &spec,
 
 std::future<llvm::Expected<std::shared_ptr<CompiledUpdate>>>
 Update::compileAsync(Specialization spec, PipelineOptions options) {
-  CUcontext context = nullptr;
-  if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
-    driver->cuCtxGetCurrent(&context);
-  else
-    llvm::consumeError(driver.takeError());
-  return std::async(
-      std::launch::async, [this, spec = std::move(spec), options, context] {
-        if (context)
-          if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
-            driver->cuCtxSetCurrent(context);
-        return compile(spec, options);
-      });
+  return std::async(std::launch::async, [this, spec = std::move(spec), options,
+                                         context = callerContext()] {
+    adoptContext(context);
+    return compile(spec, options);
+  });
 }
 
 llvm::Expected<std::shared_ptr<CompiledUpdate>>

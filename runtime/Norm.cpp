@@ -517,18 +517,11 @@ Norm::buildModule(const std::string &key, const NormSpecialization &spec,
 
 std::future<llvm::Expected<std::shared_ptr<CompiledNorm>>>
 Norm::compileAsync(NormSpecialization spec) {
-  CUcontext context = nullptr;
-  if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
-    driver->cuCtxGetCurrent(&context);
-  else
-    llvm::consumeError(driver.takeError());
-  return std::async(
-      std::launch::async, [this, spec = std::move(spec), context] {
-        if (context)
-          if (llvm::Expected<CudaDriver &> driver = CudaDriver::get())
-            driver->cuCtxSetCurrent(context);
-        return compile(spec);
-      });
+  return std::async(std::launch::async,
+                    [this, spec = std::move(spec), context = callerContext()] {
+                      adoptContext(context);
+                      return compile(spec);
+                    });
 }
 
 llvm::Expected<std::shared_ptr<CompiledNorm>>
