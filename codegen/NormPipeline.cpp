@@ -75,12 +75,12 @@ parseNorm(MLIRContext &context, StringRef text, StringRef bufferName) {
 }
 
 bool isNormSource(StringRef text) {
-  std::unique_ptr<MLIRContext> context = createContext();
+  MLIRContext &context = threadContext();
   // Quiet: the update pipeline reports whatever is wrong with the text.
-  ScopedDiagnosticHandler quiet(context.get(),
+  ScopedDiagnosticHandler quiet(&context,
                                 [](Diagnostic &) { return success(); });
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(context.get()));
+      parseSourceString<ModuleOp>(text, ParserConfig(&context));
   return module && findNorm(*module);
 }
 
@@ -226,8 +226,8 @@ llvm::Expected<NormPlan> emitNormPlan(ModuleOp module,
 
 llvm::Expected<std::vector<NormArg>> describeNorm(StringRef text,
                                                   StringRef bufferName) {
-  std::unique_ptr<MLIRContext> context = createContext();
-  auto module = parseNorm(*context, text, bufferName);
+  MLIRContext &context = threadContext();
+  auto module = parseNorm(context, text, bufferName);
   if (!module)
     return module.takeError();
   func::FuncOp norm = findNorm(**module);
@@ -248,8 +248,8 @@ llvm::Expected<std::vector<NormArg>> describeNorm(StringRef text,
 
 llvm::Expected<NormPlan> compileNormToPlan(StringRef text, StringRef bufferName,
                                            const NormSpecialization &spec) {
-  std::unique_ptr<MLIRContext> context = createContext();
-  auto module = parseNorm(*context, text, bufferName);
+  MLIRContext &context = threadContext();
+  auto module = parseNorm(context, text, bufferName);
   if (!module)
     return module.takeError();
   NormEmitOptions options = getNormEmitOptions(**module, spec);

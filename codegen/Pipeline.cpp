@@ -131,10 +131,23 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   return llvm::Error::success();
 }
 
+MLIRContext &threadContext() {
+  // Dialect loading costs about what parsing an update does; the runtime
+  // compiles on few threads, so each keeps one context. Single-threaded:
+  // a norm or update is one function, and a thread pool per context would
+  // only cost threads.
+  thread_local std::unique_ptr<MLIRContext> context = [] {
+    std::unique_ptr<MLIRContext> made = createContext();
+    made->disableMultithreading();
+    return made;
+  }();
+  return *context;
+}
+
 llvm::Expected<std::vector<ArgInfo>> describeUpdate(StringRef text,
                                                     StringRef bufferName) {
-  std::unique_ptr<MLIRContext> context = createContext();
-  auto module = parseUpdate(*context, text, bufferName);
+  MLIRContext &context = threadContext();
+  auto module = parseUpdate(context, text, bufferName);
   if (!module)
     return module.takeError();
   func::FuncOp func = findUpdate(**module);
@@ -156,8 +169,8 @@ llvm::Expected<std::vector<ArgInfo>> describeUpdate(StringRef text,
 llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
                                          const Specialization &spec,
                                          const PipelineOptions &options) {
-  std::unique_ptr<MLIRContext> context = createContext();
-  auto module = parseUpdate(*context, text, bufferName);
+  MLIRContext &context = threadContext();
+  auto module = parseUpdate(context, text, bufferName);
   if (!module)
     return module.takeError();
   if (llvm::Error error = runPipeline(**module, spec, options))
@@ -165,7 +178,7 @@ llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
 
   std::string diagnostics;
   llvm::raw_string_ostream stream(diagnostics);
-  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
     stream << formatLocation(diag.getLocation()) << ": error: " << diag << "\n";
     return success();
   });

@@ -41,6 +41,11 @@ struct PipelineOptions {
 /// A context with every dialect an update may use loaded.
 std::unique_ptr<mlir::MLIRContext> createContext();
 
+/// The calling thread's context for the runtime's compiles (describe, plan),
+/// made on first use and kept: modules parsed into it are dropped after each
+/// compile, what they uniqued (types, attributes, locations) stays.
+mlir::MLIRContext &threadContext();
+
 /// Parses and verifies `text`. Diagnostics, as FILE:LINE:COL: error: ...,
 /// become the returned error's message.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
