@@ -178,16 +178,24 @@ kfuse_status kfuse_update_arg_info(const kfuse_update *update, size_t index,
   });
 }
 
+/// The launch arguments of `args` for `update` (both checked), or a failed
+/// status.
+static kfuse_status updateLaunchArgs(const kfuse_update *update,
+                                     const kfuse_arg *args, size_t nargs,
+                                     std::vector<LaunchArg> &launchArgs) {
+  if (!update)
+    return fail(KFUSE_INVALID_ARGUMENT, "update is null");
+  if (!args && nargs != 0)
+    return fail(KFUSE_INVALID_ARGUMENT, "args is null");
+  return toLaunchArgs(update->update->args(), args, nargs, /*period=*/0,
+                      launchArgs);
+}
+
 kfuse_status kfuse_update_launch(kfuse_update *update, const kfuse_arg *args,
                                  size_t nargs, void *stream, int fuse) {
   return guarded([&] {
-    if (!update)
-      return fail(KFUSE_INVALID_ARGUMENT, "update is null");
-    if (!args && nargs != 0)
-      return fail(KFUSE_INVALID_ARGUMENT, "args is null");
     std::vector<LaunchArg> launchArgs;
-    if (kfuse_status status = toLaunchArgs(update->update->args(), args, nargs,
-                                           /*period=*/0, launchArgs))
+    if (kfuse_status status = updateLaunchArgs(update, args, nargs, launchArgs))
       return status;
     PipelineOptions options;
     options.fuse = fuse != 0;
@@ -203,13 +211,8 @@ kfuse_status kfuse_update_compile(kfuse_update *update, const kfuse_arg *args,
                                   kfuse_compile_info *info) {
   return guarded([&] {
     auto start = std::chrono::steady_clock::now();
-    if (!update)
-      return fail(KFUSE_INVALID_ARGUMENT, "update is null");
-    if (!args && nargs != 0)
-      return fail(KFUSE_INVALID_ARGUMENT, "args is null");
     std::vector<LaunchArg> launchArgs;
-    if (kfuse_status status = toLaunchArgs(update->update->args(), args, nargs,
-                                           /*period=*/0, launchArgs))
+    if (kfuse_status status = updateLaunchArgs(update, args, nargs, launchArgs))
       return status;
     llvm::Expected<Specialization> spec =
         update->update->specialize(launchArgs);
@@ -222,11 +225,7 @@ kfuse_status kfuse_update_compile(kfuse_update *update, const kfuse_arg *args,
         update->update->compile(*spec, options, &built);
     if (!compiled)
       return fail(compiled.takeError());
-    if (info) {
-      info->cache = cacheSourceCode(built ? (*compiled)->cacheSource
-                                          : CacheSource::hitMemory);
-      info->ms = compileMsSince(start);
-    }
+    reportCompile(info, built, (*compiled)->cacheSource, start);
     return succeed();
   });
 }

@@ -137,10 +137,15 @@ size_t kfuse_norm_num_launches(const kfuse_norm *norm) {
   return norm ? norm->norm->launchesPerCall() : 0;
 }
 
-/// The launch arguments of `args` for `norm`, or a failed status.
+/// The launch arguments of `args` for `norm` (both checked), or a failed
+/// status.
 static kfuse_status toNormLaunchArgs(const kfuse_norm *norm,
                                      const kfuse_arg *args, size_t nargs,
                                      std::vector<LaunchArg> &launchArgs) {
+  if (!norm)
+    return fail(KFUSE_INVALID_ARGUMENT, "norm is null");
+  if (!args && nargs != 0)
+    return fail(KFUSE_INVALID_ARGUMENT, "args is null");
   llvm::ArrayRef<NormArg> infos = norm->norm->args();
   launchArgs.assign(nargs, LaunchArg());
   for (size_t i = 0; i < nargs; ++i) {
@@ -166,10 +171,6 @@ kfuse_status kfuse_norm_launch(kfuse_norm *norm, const kfuse_arg *args,
                                size_t nargs, int64_t rows, int64_t cols,
                                void *stream) {
   return guarded([&] {
-    if (!norm)
-      return fail(KFUSE_INVALID_ARGUMENT, "norm is null");
-    if (!args && nargs != 0)
-      return fail(KFUSE_INVALID_ARGUMENT, "args is null");
     std::vector<LaunchArg> launchArgs;
     if (kfuse_status status = toNormLaunchArgs(norm, args, nargs, launchArgs))
       return status;
@@ -185,10 +186,6 @@ kfuse_status kfuse_norm_compile(kfuse_norm *norm, const kfuse_arg *args,
                                 kfuse_compile_info *info) {
   return guarded([&] {
     auto start = std::chrono::steady_clock::now();
-    if (!norm)
-      return fail(KFUSE_INVALID_ARGUMENT, "norm is null");
-    if (!args && nargs != 0)
-      return fail(KFUSE_INVALID_ARGUMENT, "args is null");
     std::vector<LaunchArg> launchArgs;
     if (kfuse_status status = toNormLaunchArgs(norm, args, nargs, launchArgs))
       return status;
@@ -201,11 +198,7 @@ kfuse_status kfuse_norm_compile(kfuse_norm *norm, const kfuse_arg *args,
         norm->norm->compile(*spec, &built);
     if (!compiled)
       return fail(compiled.takeError());
-    if (info) {
-      info->cache = cacheSourceCode(built ? (*compiled)->cacheSource
-                                          : CacheSource::hitMemory);
-      info->ms = compileMsSince(start);
-    }
+    reportCompile(info, built, (*compiled)->cacheSource, start);
     return succeed();
   });
 }

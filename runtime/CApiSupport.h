@@ -15,6 +15,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <chrono>
 #include <exception>
 #include <string>
 
@@ -54,6 +55,18 @@ inline int32_t cacheSourceCode(CacheSource source) {
     return KFUSE_CACHE_HIT_DISK;
   }
   return KFUSE_CACHE_MISS;
+}
+
+/// Fills `info` (where given) for a compile that started at `start`: from
+/// memory unless this call `built` the module, else from where its image
+/// came (`source`).
+inline void reportCompile(kfuse_compile_info *info, bool built,
+                          CacheSource source,
+                          std::chrono::steady_clock::time_point start) {
+  if (!info)
+    return;
+  info->cache = cacheSourceCode(built ? source : CacheSource::hitMemory);
+  info->ms = compileMsSince(start);
 }
 
 template <typename Body> kfuse_status guarded(Body body) {

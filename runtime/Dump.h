@@ -3,8 +3,9 @@
 // KFUSE_DUMP=ir,cuda,ptx (any of them, comma-separated, or `all`) writes
 // what the runtime compiles into KFUSE_DUMP_DIR (default ./kfuse-dump), one
 // file per kernel module and kind: NAME-KEY.mlir (the IR as given), .cu (the
-// generated source), .ptx, where KEY is the first 12 digits of the module's
-// cache key. A failed write is a warning, never an error.
+// generated source), .ptx, where KEY is the first 12 digits of the image's
+// cache key (imageCacheKey), the same from the runtime and `kfuse compile`.
+// A failed write is a warning, never an error.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,11 +1,11 @@
 //===- ImageCache.cpp - NVRTC output through the on-disk cache ------------===//
 
 #include "runtime/ImageCache.h"
+#include "runtime/CacheKey.h"
 #include "runtime/Log.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
-#include "llvm/Support/SHA256.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -38,25 +38,13 @@ double compileMsSince(std::chrono::steady_clock::time_point start) {
 
 std::string imageCacheKey(llvm::StringRef source, const NvrtcOptions &options,
                           int driverVersion) {
-  llvm::SHA256 hash;
-  auto field = [&](llvm::StringRef text) {
-    // Length-prefixed so that no two field lists hash alike.
-    hash.update(std::to_string(text.size()) + ":");
-    hash.update(text);
-  };
-  field(kImageFormat);
-  field(source);
-  field(nvrtcVersion());
-  field(options.ptxOnly ? "ptx" : "cubin");
-  if (llvm::Expected<int> number = validateArch(options.arch)) {
-    for (const std::string &option : nvrtcCommandLine(options, *number))
-      field(option);
-  } else {
-    llvm::consumeError(number.takeError());
-    field(options.arch);
-  }
-  field(std::to_string(driverVersion));
-  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+  CacheKeyHasher hash;
+  hash.field(kImageFormat);
+  hash.field(source);
+  hash.field(options.ptxOnly ? "ptx" : "cubin");
+  hash.nvrtcFields(options);
+  hash.field(std::to_string(driverVersion));
+  return hash.hex();
 }
 
 DiskCache *processDiskCache() {
@@ -66,8 +54,18 @@ DiskCache *processDiskCache() {
     const char *enabled = std::getenv("KFUSE_CACHE");
     if (enabled && llvm::StringRef(enabled) == "0")
       return;
+    std::string warning;
+    DiskCacheOptions options = DiskCacheOptions::fromEnvironment(&warning);
+    if (!warning.empty())
+      logWarning(warning);
+    // Said once here rather than as a failed lookup at every compile.
+    if (options.directory.empty()) {
+      logWarning("no kernel cache directory (set KFUSE_CACHE_DIR, "
+                 "XDG_CACHE_HOME or HOME): compiling in memory only");
+      return;
+    }
     // Never destroyed: kernels may compile during static destruction.
-    cache = new DiskCache(DiskCacheOptions::fromEnvironment());
+    cache = new DiskCache(std::move(options));
   });
   return cache;
 }
@@ -121,10 +119,10 @@ compileImage(const std::string &source, const std::string &programName,
              const NvrtcOptions &options, int driverVersion, DiskCache *cache) {
   using Clock = std::chrono::steady_clock;
   CompiledImage image;
-  std::string key;
+  image.key = imageCacheKey(source, options, driverVersion);
+  const std::string &key = image.key;
   if (cache) {
     auto start = Clock::now();
-    key = imageCacheKey(source, options, driverVersion);
     CacheLookup found = cache->lookup(key);
     if (found.hit()) {
       llvm::Expected<NvrtcResult> decoded = decodeImage(found.payload);

@@ -35,6 +35,7 @@ const char *cacheSourceName(CacheSource source);
 
 struct CompiledImage {
   NvrtcResult nvrtc;
+  std::string key; // imageCacheKey of the compile
   CacheSource source = CacheSource::miss;
   /// Why the disk did not help (unusable directory, failed store, corrupt
   /// entry), for the log; empty otherwise.
@@ -52,7 +53,7 @@ std::string imageCacheKey(llvm::StringRef source, const NvrtcOptions &options,
                           int driverVersion);
 
 /// The process's disk cache, configured from the environment on first use;
-/// null when KFUSE_CACHE=0.
+/// null when KFUSE_CACHE=0 or no directory can be named (warned once).
 DiskCache *processDiskCache();
 
 /// `source` compiled with NVRTC (as compileWithNvrtc), read from `cache`

@@ -1,6 +1,7 @@
 //===- Jit.cpp - compile and launch updates on the GPU --------------------===//
 
 #include "runtime/Jit.h"
+#include "runtime/CacheKey.h"
 #include "runtime/Dump.h"
 #include "runtime/Errors.h"
 #include "runtime/Log.h"
@@ -8,7 +9,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SHA256.h"
 
 #include <cstdlib>
 #include <map>
@@ -96,38 +96,25 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
 std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
                             llvm::StringRef arch,
                             const PipelineOptions &options) {
-  llvm::SHA256 hash;
-  auto field = [&](llvm::StringRef text) {
-    // Length-prefixed so that no two field lists hash alike.
-    hash.update(std::to_string(text.size()) + ":");
-    hash.update(text);
-  };
-  field(kCodegenVersion);
-  field(irText);
-  field(spec.key());
-  field(arch);
-  field(nvrtcVersion());
-  if (llvm::Expected<NvrtcOptions> nvrtc = nvrtcOptionsForDevice(arch)) {
-    llvm::Expected<int> number = validateArch(nvrtc->arch);
-    if (number)
-      for (const std::string &option : nvrtcCommandLine(*nvrtc, *number))
-        field(option);
-    else
-      llvm::consumeError(number.takeError());
-  } else {
+  CacheKeyHasher hash;
+  hash.field(kCodegenVersion);
+  hash.field(irText);
+  hash.field(spec.key());
+  hash.field(arch);
+  if (llvm::Expected<NvrtcOptions> nvrtc = nvrtcOptionsForDevice(arch))
+    hash.nvrtcFields(*nvrtc);
+  else
     llvm::consumeError(nvrtc.takeError());
-  }
-  field(options.fuse ? "fuse" : "nofuse");
-  field(std::to_string(options.maxGroupSize));
+  hash.field(options.fuse ? "fuse" : "nofuse");
+  hash.field(std::to_string(options.maxGroupSize));
   // Only when set, so that the keys of plain plans stay as they were.
   if (options.multiTensor)
-    field("multi-tensor");
+    hash.field("multi-tensor");
   if (options.gradScaling)
-    field("grad-scaling");
+    hash.field("grad-scaling");
   if (options.masterWeights)
-    field("master-weights");
-  std::array<uint8_t, 32> digest = hash.final();
-  return llvm::toHex(digest, /*LowerCase=*/true);
+    hash.field("master-weights");
+  return hash.hex();
 }
 
 llvm::Expected<NvrtcOptions> nvrtcOptionsForDevice(llvm::StringRef arch) {
@@ -268,8 +255,8 @@ Update::buildModule(const std::string &key, const Specialization &spec,
     return withCode(compiledImage.takeError(), ErrorCode::Compile);
   compiled->nvrtc = std::move(compiledImage->nvrtc);
   compiled->cacheSource = compiledImage->source;
-  dumpModule(compiled->plan.updateName, key, irText, compiled->plan.source,
-             compiled->nvrtc.ptx);
+  dumpModule(compiled->plan.updateName, compiledImage->key, irText,
+             compiled->plan.source, compiled->nvrtc.ptx);
   double diskMs = compiledImage->diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 

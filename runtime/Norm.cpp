@@ -2,17 +2,15 @@
 
 #include "runtime/Norm.h"
 #include "codegen/NormPipeline.h"
+#include "runtime/CacheKey.h"
 #include "runtime/Dump.h"
 #include "runtime/Errors.h"
 #include "runtime/Log.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SHA256.h"
 
-#include <array>
 #include <climits>
 #include <cstdlib>
 
@@ -104,30 +102,17 @@ specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
 std::string normCompileCacheKey(llvm::StringRef irText,
                                 const NormSpecialization &spec,
                                 llvm::StringRef arch) {
-  llvm::SHA256 hash;
-  auto field = [&](llvm::StringRef text) {
-    // Length-prefixed so that no two field lists hash alike.
-    hash.update(std::to_string(text.size()) + ":");
-    hash.update(text);
-  };
-  field(kNormCodegenVersion);
-  field(irText);
-  field(spec.key());
-  field(normTuningKey());
-  field(arch);
-  field(nvrtcVersion());
-  if (llvm::Expected<NvrtcOptions> nvrtc = nvrtcOptionsForDevice(arch)) {
-    llvm::Expected<int> number = validateArch(nvrtc->arch);
-    if (number)
-      for (const std::string &option : nvrtcCommandLine(*nvrtc, *number))
-        field(option);
-    else
-      llvm::consumeError(number.takeError());
-  } else {
+  CacheKeyHasher hash;
+  hash.field(kNormCodegenVersion);
+  hash.field(irText);
+  hash.field(spec.key());
+  hash.field(normTuningKey());
+  hash.field(arch);
+  if (llvm::Expected<NvrtcOptions> nvrtc = nvrtcOptionsForDevice(arch))
+    hash.nvrtcFields(*nvrtc);
+  else
     llvm::consumeError(nvrtc.takeError());
-  }
-  std::array<uint8_t, 32> digest = hash.final();
-  return llvm::toHex(digest, /*LowerCase=*/true);
+  return hash.hex();
 }
 
 unsigned normBlocksPerSmOverride() {
@@ -465,7 +450,7 @@ Norm::buildModule(const std::string &key, const NormSpecialization &spec,
     return withCode(compiledImage.takeError(), ErrorCode::Compile);
   compiled->nvrtc = std::move(compiledImage->nvrtc);
   compiled->cacheSource = compiledImage->source;
-  dumpModule(normPlan.normName, key, irText, normPlan.source,
+  dumpModule(normPlan.normName, compiledImage->key, irText, normPlan.source,
              compiled->nvrtc.ptx);
   double diskMs = compiledImage->diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;

@@ -4,6 +4,7 @@
 // disk), every later one is an in-memory hit that returns the same module,
 // in well under a microsecond. Skipped without a GPU.
 
+#include "GpuTestSupport.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Jit.h"
 #include "runtime/Norm.h"
@@ -19,23 +20,32 @@ using namespace kfuse;
 
 namespace {
 
-bool haveGpu() {
-  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
-  if (driver)
-    return true;
-  llvm::consumeError(driver.takeError());
-  return false;
-}
+using kfuse::testing::haveGpu;
 
-/// Mean nanoseconds of `call` over `count` calls.
-template <typename Call> double meanNs(int count, Call call) {
+/// Compiles once with `compile` (a miss or a disk hit), then 100000 times
+/// more: each must be an in-memory hit returning the same module, in under
+/// a microsecond on average.
+template <typename Compile>
+void expectFastHits(const char *what, Compile compile) {
+  auto first = compile();
+  ASSERT_TRUE(bool(first)) << llvm::toString(first.takeError());
+  auto module = *first;
+  constexpr int kHits = 100000;
+  bool same = true;
   auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < count; ++i)
-    call();
-  return std::chrono::duration<double, std::nano>(
-             std::chrono::steady_clock::now() - start)
-             .count() /
-         count;
+  for (int i = 0; i < kHits; ++i) {
+    auto hit = compile();
+    same &= hit && *hit == module;
+    if (!hit)
+      llvm::consumeError(hit.takeError());
+  }
+  double ns = std::chrono::duration<double, std::nano>(
+                  std::chrono::steady_clock::now() - start)
+                  .count() /
+              kHits;
+  EXPECT_TRUE(same) << what;
+  std::printf("%s in-memory hit: %.0f ns\n", what, ns);
+  EXPECT_LT(ns, 1000.0) << what;
 }
 
 TEST(CompileHitTest, UpdateHitIsTheSameModuleUnderAMicrosecond) {
@@ -44,21 +54,9 @@ TEST(CompileHitTest, UpdateHitIsTheSameModuleUnderAMicrosecond) {
   auto update = Update::createFromFile(std::string(KFUSE_SOURCE_DIR) +
                                        "/library/optim/adamw.mlir");
   ASSERT_TRUE(bool(update)) << llvm::toString(update.takeError());
-  Specialization spec;
-  PipelineOptions options;
-  auto first = (*update)->compile(spec, options);
-  ASSERT_TRUE(bool(first)) << llvm::toString(first.takeError());
-  std::shared_ptr<CompiledUpdate> module = *first;
-  bool same = true;
-  double ns = meanNs(100000, [&] {
-    auto hit = (*update)->compile(spec, options);
-    same &= hit && *hit == module;
-    if (!hit)
-      llvm::consumeError(hit.takeError());
+  expectFastHits("update", [&] {
+    return (*update)->compile(Specialization(), PipelineOptions());
   });
-  EXPECT_TRUE(same);
-  std::printf("update in-memory hit: %.0f ns\n", ns);
-  EXPECT_LT(ns, 1000.0);
 }
 
 TEST(CompileHitTest, NormHitIsTheSameModuleUnderAMicrosecond) {
@@ -70,19 +68,7 @@ TEST(CompileHitTest, NormHitIsTheSameModuleUnderAMicrosecond) {
   NormSpecialization spec;
   spec.cols = 1024;
   spec.dtypes.assign((*norm)->args().size(), DType::f32);
-  auto first = (*norm)->compile(spec);
-  ASSERT_TRUE(bool(first)) << llvm::toString(first.takeError());
-  std::shared_ptr<CompiledNorm> module = *first;
-  bool same = true;
-  double ns = meanNs(100000, [&] {
-    auto hit = (*norm)->compile(spec);
-    same &= hit && *hit == module;
-    if (!hit)
-      llvm::consumeError(hit.takeError());
-  });
-  EXPECT_TRUE(same);
-  std::printf("norm in-memory hit: %.0f ns\n", ns);
-  EXPECT_LT(ns, 1000.0);
+  expectFastHits("norm", [&] { return (*norm)->compile(spec); });
 }
 
 TEST(CompileHitTest, CompileAsyncGivesWhatCompileGives) {

@@ -1,6 +1,7 @@
 //===- JitTest.cpp - launch validation and caching, no GPU needed ---------===//
 
 #include "runtime/Jit.h"
+#include "GpuTestSupport.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Errors.h"
 
@@ -52,13 +53,7 @@ std::pair<ErrorCode, std::string> failureOf(llvm::Error error) {
   return takeMessage(std::move(error));
 }
 
-bool haveGpu() {
-  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
-  if (driver)
-    return true;
-  llvm::consumeError(driver.takeError());
-  return false;
-}
+using kfuse::testing::haveGpu;
 
 TEST(JitTest, DescribesArguments) {
   std::unique_ptr<Update> update = loadAdamw();

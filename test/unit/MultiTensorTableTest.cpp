@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/MultiTensorTable.h"
+#include "GpuTestSupport.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Errors.h"
 #include "runtime/Jit.h"
@@ -311,13 +312,7 @@ TEST(MultiTensorPlanTest, GatherFollowsTensorArgOrder) {
   EXPECT_EQ(tensors[7].numel, 6);
 }
 
-bool haveGpu() {
-  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
-  if (driver)
-    return true;
-  llvm::consumeError(driver.takeError());
-  return false;
-}
+using kfuse::testing::haveGpu;
 
 TEST(MultiTensorPlanTest, CreateWithoutGpuReportsNoDriver) {
   if (haveGpu())

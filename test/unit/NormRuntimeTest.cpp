@@ -1,5 +1,6 @@
 //===- NormRuntimeTest.cpp - norm launch validation, no GPU needed --------===//
 
+#include "GpuTestSupport.h"
 #include "codegen/NormPipeline.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Errors.h"
@@ -85,13 +86,7 @@ std::pair<ErrorCode, std::string> failureOf(llvm::Error error) {
   return takeMessage(std::move(error));
 }
 
-bool haveGpu() {
-  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
-  if (driver)
-    return true;
-  llvm::consumeError(driver.takeError());
-  return false;
-}
+using kfuse::testing::haveGpu;
 
 TEST(NormRuntimeTest, DescribesLayerNormArguments) {
   std::unique_ptr<Norm> norm = loadNorm("layernorm_fwd");

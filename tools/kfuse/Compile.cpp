@@ -89,12 +89,11 @@ compileSource(StringRef irText, const std::string &source,
   NvrtcOptions nvrtcOptions;
   nvrtcOptions.arch = arch;
   nvrtcOptions.ptxOnly = ptxOnly;
-  int driverVersion = installedDriverVersion();
-  Expected<CompiledImage> image = compileImage(
-      source, name + ".cu", nvrtcOptions, driverVersion, processDiskCache());
+  Expected<CompiledImage> image =
+      compileImage(source, name + ".cu", nvrtcOptions, installedDriverVersion(),
+                   processDiskCache());
   if (image)
-    dumpModule(name, imageCacheKey(source, nvrtcOptions, driverVersion), irText,
-               source, image->nvrtc.ptx);
+    dumpModule(name, image->key, irText, source, image->nvrtc.ptx);
   return image;
 }
 
