@@ -35,6 +35,9 @@ import traceback
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
+# KFUSE_NORM_BLOCKS_PER_SM changes between launches here (runtime/Norm.cpp
+# reads it once otherwise).
+os.environ["KFUSE_NORM_LIVE_KNOBS"] = "1"
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402

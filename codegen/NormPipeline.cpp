@@ -172,15 +172,19 @@ static std::string readTuningKey() {
          std::to_string(static_cast<int>(columnInputsEnvironment()));
 }
 
-const std::string &normTuningKey() {
-  // Six getenv calls cost more than the rest of an in-memory cache hit, so
-  // the knobs are read once, unless a measuring process asks to change them
-  // as it goes.
+bool normLiveKnobs() {
   static const bool live = [] {
     const char *text = std::getenv("KFUSE_NORM_LIVE_KNOBS");
     return text && llvm::StringRef(text) == "1";
   }();
-  if (live) {
+  return live;
+}
+
+const std::string &normTuningKey() {
+  // Six getenv calls cost more than the rest of an in-memory cache hit, so
+  // the knobs are read once, unless a measuring process asks to change them
+  // as it goes.
+  if (normLiveKnobs()) {
     thread_local std::string key;
     key = readTuningKey();
     return key;

@@ -45,6 +45,11 @@ NormEmitOptions getNormEmitOptions(mlir::ModuleOp module,
 /// getNormEmitOptions always reads them afresh.
 const std::string &normTuningKey();
 
+/// Whether KFUSE_NORM_LIVE_KNOBS=1 asks for the norm knobs (the layout ones
+/// above and the runtime's KFUSE_NORM_BLOCKS_PER_SM) to be read at every
+/// use instead of once per process.
+bool normLiveKnobs();
+
 /// Runs the code generator on the specialized norm of `module`.
 llvm::Expected<NormPlan> emitNormPlan(mlir::ModuleOp module,
                                       const NormEmitOptions &options);

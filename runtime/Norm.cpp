@@ -115,13 +115,22 @@ std::string normCompileCacheKey(llvm::StringRef irText,
   return hash.hex();
 }
 
-unsigned normBlocksPerSmOverride() {
+/// KFUSE_NORM_BLOCKS_PER_SM as a positive number, else 0.
+static unsigned readBlocksPerSmOverride() {
   if (const char *text = std::getenv("KFUSE_NORM_BLOCKS_PER_SM")) {
     unsigned parsed = 0;
     if (!llvm::StringRef(text).getAsInteger(10, parsed) && parsed > 0)
       return parsed;
   }
   return 0;
+}
+
+unsigned normBlocksPerSmOverride() {
+  // Read at every launch only where a measuring process changes it.
+  if (normLiveKnobs())
+    return readBlocksPerSmOverride();
+  static const unsigned value = readBlocksPerSmOverride();
+  return value;
 }
 
 unsigned normGridSize(const NormPlan &plan, int64_t rows, int smCount,

@@ -71,8 +71,9 @@ std::string normCompileCacheKey(llvm::StringRef irText,
 /// cols floats per reduction, written once and read once more by the
 /// finish kernel) small beside the tensors; a full wave keeps enough loads
 /// in flight.
-/// KFUSE_NORM_BLOCKS_PER_SM where set to a positive number (read at every
-/// call, for measuring), else 0.
+/// KFUSE_NORM_BLOCKS_PER_SM where set to a positive number, else 0. Read
+/// once per process, or at every call with KFUSE_NORM_LIVE_KNOBS=1 (for
+/// measuring).
 unsigned normBlocksPerSmOverride();
 
 /// The row kernel's grid for `rows` rows: ceil(rows / rowsPerBlock), capped
