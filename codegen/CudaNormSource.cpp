@@ -932,7 +932,9 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
       "// The row kernel of @{}, from {}.\n"
       "extern \"C\" __global__ void __launch_bounds__({}, {})\n{}({}) {{\n",
       plan.normName, plan.location, layout.blockSize(),
-      minBlocksPerSM(layout.blockSize(), options.minThreadsPerSM),
+      options.launchMinBlocksPerSM
+          ? options.launchMinBlocksPerSM
+          : minBlocksPerSM(layout.blockSize(), options.minThreadsPerSM),
       plan.rowKernel, llvm::join(params, ", "));
   // Uniform values, once per thread.
   for (auto [index, arg] : llvm::enumerate(plan.args))

@@ -164,6 +164,8 @@ static std::string readTuningKey() {
   return "stages=" + (stages ? std::to_string(*stages) : std::string("-")) +
          ";min_threads=" +
          std::to_string(positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM")) +
+         ";launch_blocks=" +
+         std::to_string(positiveEnvironment("KFUSE_NORM_LAUNCH_BLOCKS")) +
          ";max_elements=" +
          std::to_string(positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS")) +
          ";block=" +
@@ -201,6 +203,8 @@ NormEmitOptions getNormEmitOptions(ModuleOp module,
   // runtime's cache key through normTuningKey().
   if (unsigned value = positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM"))
     options.minThreadsPerSM = value;
+  if (unsigned value = positiveEnvironment("KFUSE_NORM_LAUNCH_BLOCKS"))
+    options.launchMinBlocksPerSM = value;
   if (unsigned value = positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS"))
     options.maxElementsPerThread = value;
   if (unsigned value = positiveEnvironment("KFUSE_NORM_BLOCK_SIZE"))

@@ -36,7 +36,8 @@ NormEmitOptions getNormEmitOptions(mlir::ModuleOp module,
                                    const NormSpecialization &spec);
 
 /// The layout overrides the environment sets for measuring
-/// (KFUSE_NORM_STAGES, KFUSE_NORM_MIN_THREADS_PER_SM, KFUSE_NORM_MAX_ELEMENTS,
+/// (KFUSE_NORM_STAGES, KFUSE_NORM_MIN_THREADS_PER_SM, KFUSE_NORM_LAUNCH_BLOCKS,
+/// KFUSE_NORM_MAX_ELEMENTS,
 /// KFUSE_NORM_BLOCK_SIZE, KFUSE_NORM_SUMS, KFUSE_NORM_COLUMNS), as a
 /// cache-key fragment: kernels compiled under other overrides are other
 /// kernels. Read once per process, at the first call; with
