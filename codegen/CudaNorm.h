@@ -34,10 +34,9 @@ struct NormEmitOptions {
   /// Threads the row kernel keeps resident per SM at least: the register
   /// cap per thread follows (more threads, more bytes in flight).
   unsigned minThreadsPerSM = 512;
-  /// Blocks per SM the row kernel's __launch_bounds__ asks ptxas to fit
-  /// (0: minThreadsPerSM / block size, the cap the layout was chosen
-  /// under). A larger count makes ptxas allocate fewer registers than the
-  /// layout's estimate allowed, so more blocks, and bytes, are in flight.
+  /// Blocks per SM the row kernel's __launch_bounds__ asks ptxas to fit; 0
+  /// chooses (see chooseLaunchBlocks in CudaNormLayout.cpp). More blocks
+  /// make ptxas allocate fewer registers, so more bytes are in flight.
   unsigned launchMinBlocksPerSM = 0;
   /// Threads per block the row kernel aims for when rows are short (several
   /// rows per block).

@@ -95,6 +95,10 @@ struct Layout {
   /// the row reduction. Rows in registers or staged only.
   bool columnInputsInRegisters = false;
 
+  /// Blocks per SM the kernel's __launch_bounds__ asks ptxas to fit (see
+  /// chooseLaunchBlocks in CudaNormLayout.cpp).
+  unsigned launchBlocks = 1;
+
   unsigned blockSize() const { return threads * rows; }
   /// Vectors of one full input a row slot stages: every (item, thread).
   int64_t slotVectors() const { return int64_t(threads) * items; }

@@ -26,6 +26,15 @@ constexpr unsigned kLoopedElementsPerThread = 8;
 /// in-register layout (see chooseRowsLayout).
 constexpr unsigned kLongRowHeadroom = 16;
 
+/// Bytes of the rows' full inputs a forward row kernel aims to keep loading
+/// per SM at once: about the H200's bandwidth times its loaded DRAM latency
+/// over its 132 SMs (4 TB/s x 2 us / 132).
+constexpr uint64_t kBytesInFlightPerSM = 64 * 1024;
+
+/// Threads and shared memory of an SM (sm_80 and later).
+constexpr unsigned kMaxThreadsPerSM = 2048;
+constexpr uint64_t kSharedBytesPerSM = 228 * 1024;
+
 /// Room left for the row reductions' static scratch (kfuse_red: a float
 /// per warp, phase and reduction).
 constexpr uint64_t kReductionScratchBytes = 2048;
@@ -218,10 +227,58 @@ static bool holdColumnInputs(const Layout &layout, const RegisterDemand &demand,
          options.columnInputs == NormEmitOptions::ColumnInputs::registers;
 }
 
+/// The registers a thread of `layout` needs at least, as ptxas allocates
+/// them under pressure: estimateRegisters, with 16-bit elements counted as
+/// half a register (ptxas keeps them packed when registers are short).
+static unsigned estimateMinimumRegisters(const Layout &layout,
+                                         const RegisterDemand &demand) {
+  unsigned elements = layout.items * layout.vec;
+  unsigned staged = layout.stages > 0 ? 1 : 2;
+  unsigned halves = staged * demand.fullInputs + demand.colInputs;
+  unsigned packing = demand.widestInputBytes <= 2 ? 2 : 1;
+  return elements * halves / (2 * packing) + 40;
+}
+
+/// The blocks per SM a row kernel's __launch_bounds__ asks for. By default
+/// those of minThreadsPerSM, the cap the layout was chosen under. A whole
+/// row without column sums (the forward norms) asks for as many more as
+/// keep kBytesInFlightPerSM of its rows loading, where threads, shared
+/// memory and estimateMinimumRegisters allow: ptxas then fits in registers
+/// its unconstrained allocation would leave idle, and the grid (one wave,
+/// from the occupancy the driver reports) grows with it. On the H200 the
+/// bf16 LayerNorm forward went from 72 registers and 3 blocks to 64 and 4
+/// (1024 columns: 86.6 -> 90.4 % of the copy bandwidth; 4096: 83.7 ->
+/// 92.4 %); kernels with column sums spilled and slowed down
+/// (bench/results/2026-12-03-h200-norm-launch-blocks-ab.jsonl).
+static unsigned chooseLaunchBlocks(const Layout &layout,
+                                   const RegisterDemand &demand,
+                                   const NormEmitOptions &options) {
+  unsigned blockSize = layout.blockSize();
+  unsigned base = minBlocksPerSM(blockSize, options.minThreadsPerSM);
+  if (options.launchMinBlocksPerSM)
+    return options.launchMinBlocksPerSM;
+  if (!layout.inRegisters || demand.columnSums > 0 || demand.fullInputs == 0)
+    return base;
+  uint64_t bytesPerBlock = uint64_t(layout.rows) * layout.vectors * layout.vec *
+                           demand.fullInputBytes;
+  uint64_t shared = uint64_t(layout.stages) * stageBytes(layout, demand) +
+                    kReductionScratchBytes + 1024; // the driver's reserve
+  uint64_t blocks = std::min<uint64_t>(
+      {llvm::divideCeil(kBytesInFlightPerSM, bytesPerBlock),
+       kMaxThreadsPerSM / blockSize, kSharedBytesPerSM / shared});
+  unsigned needed = estimateMinimumRegisters(layout, demand);
+  for (; blocks > base; --blocks)
+    if (std::min<uint64_t>(255, (65536 / (blockSize * blocks)) & ~7u) >=
+        needed)
+      return blocks;
+  return base;
+}
+
 Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
                     const NormEmitOptions &options) {
   Layout layout = chooseRowsLayout(cols, vec, demand, options);
   layout.columnInputsInRegisters = holdColumnInputs(layout, demand, options);
+  layout.launchBlocks = chooseLaunchBlocks(layout, demand, options);
   return layout;
 }
 

@@ -932,10 +932,7 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
       "// The row kernel of @{}, from {}.\n"
       "extern \"C\" __global__ void __launch_bounds__({}, {})\n{}({}) {{\n",
       plan.normName, plan.location, layout.blockSize(),
-      options.launchMinBlocksPerSM
-          ? options.launchMinBlocksPerSM
-          : minBlocksPerSM(layout.blockSize(), options.minThreadsPerSM),
-      plan.rowKernel, llvm::join(params, ", "));
+      layout.launchBlocks, plan.rowKernel, llvm::join(params, ", "));
   // Uniform values, once per thread.
   for (auto [index, arg] : llvm::enumerate(plan.args))
     if (arg.shape == NormShape::scalar &&
@@ -1225,6 +1222,7 @@ LogicalResult SourceEmitter::emit() {
   plan.rowsPerBlock = layout.rows;
   plan.threadsPerRow = layout.threads;
   plan.itemsPerThread = layout.items * layout.chunks;
+  plan.launchBlocks = layout.launchBlocks;
   plan.sharedBytes =
       (layout.sums == Layout::Sums::shared ? columnSumBytes(layout, demand)
                                            : 0) +

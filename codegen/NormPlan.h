@@ -99,6 +99,8 @@ struct NormPlan {
   /// rowsPerBlock) and vectors each thread handles per row.
   unsigned threadsPerRow = 0;
   unsigned itemsPerThread = 0;
+  /// Blocks per SM the row kernel's __launch_bounds__ asks for.
+  unsigned launchBlocks = 1;
   /// Whether a thread holds its part of the whole row at once: in
   /// registers, or staged in shared memory when `stages` > 0 (else the
   /// kernel loops over the row in chunks).

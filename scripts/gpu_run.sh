@@ -5,11 +5,11 @@
 # Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
 # bench_adamw.json, test_gpu_norm.json, bench_norm.json, profile_norm.jsonl,
-# bench_compile.json
+# bench_compile.json, test_gpu_optim.json, test_gpu_nn.json, seed_stages.json
 # (with KFUSE_GPU_SWEEP=1
 # also sweep_norm.jsonl, and ln_bf16.sass).
-# KFUSE_GPU_ONLY=optim or =norm runs the unit tests and only that half (the
-# whole script may not fit one 10-minute device call).
+# KFUSE_GPU_ONLY=optim, =norm or =torch runs the unit tests and only that
+# part (the whole script does not fit one 10-minute device call).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -124,6 +124,17 @@ if want norm; then
     step "norm layout sweep"
     run timeout "${KFUSE_SWEEP_TIMEOUT:-240}" python3 bench/sweep_norm.py --out "$OUT"
   fi
+fi
+
+if want torch; then
+  step "python GPU tests: kfuse.torch.optim against torch.optim"
+  run timeout 240 python3 bench/test_gpu_optim.py --json "$OUT/test_gpu_optim.json"
+
+  step "python GPU tests: kfuse.torch.nn against torch.nn"
+  run timeout 240 python3 bench/test_gpu_nn.py --json "$OUT/test_gpu_nn.json"
+
+  step "the seed's staged benchmark: GPT of 135 M params, kfuse and torch"
+  run timeout 420 python3 bench/seed_stages.py --out "$OUT/seed_stages.json"
 fi
 
 step "summary"

@@ -21,10 +21,11 @@
 // CHECK: struct alignas(16) kfuse_f32x8 {
 // CHECK-NEXT:   float v[8];
 
-// Pointers in argument order, then the hyper as a double, the row count and
-// the (unused) column partials.
+// Four blocks of four 4 KiB bf16 rows keep 64 KiB loading per SM. Pointers
+// in argument order, then the hyper as a double, the row count and the
+// (unused) column partials.
 // CHECK-LABEL: // The row kernel of @rmsnorm_offset, from {{.*}}cuda-norm-rmsnorm.mlir:{{[0-9]+}}:1.
-// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256, 2)
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256, 4)
 // CHECK-NEXT: kfuse_rmsnorm_offset_rows(const unsigned short *__restrict__ x, const float *__restrict__ weight, unsigned short *__restrict__ y, double eps, long long rows, float *__restrict__ partials) {
 // CHECK-NEXT: const float eps_f = (float)eps;
 // CHECK-NEXT: const int lane = threadIdx.x % 64;

@@ -4,8 +4,13 @@
     opt = kfuse.torch.optim.AdamW(model.parameters(), lr=1e-3)
 
 kfuse.torch.optim holds torch.optim drop-ins (AdamW, Adam, SGD, Lion) and
-optimizer_from_ir(), which makes one from any update in the dialect. Unlike
-the rest of kfuse, this package needs PyTorch at import.
+optimizer_from_ir(), which makes one from any update in the dialect.
+
+kfuse.torch.nn holds LayerNorm and RMSNorm (nn.LayerNorm / nn.RMSNorm
+drop-ins over the fused norm kernels, autograd included), the functional
+layer_norm() and rms_norm(), and replace_norms(model), which converts a
+model's norms in place. Unlike the rest of kfuse, this package needs
+PyTorch at import.
 """
 
 try:
@@ -16,9 +21,11 @@ except ImportError as error:
         "install torch with CUDA support, or use kfuse's torch-free API "
         "(kfuse.Update, kfuse.multi_tensor)") from error
 
-from . import optim  # noqa: E402
+from . import nn, optim  # noqa: E402
+from .nn import LayerNorm, RMSNorm, replace_norms  # noqa: E402
 from .optim import SGD, Adam, AdamW, KfuseOptimizer, Lion  # noqa: E402
 from .optim import optimizer_from_ir  # noqa: E402
 
 __all__ = ["optim", "AdamW", "Adam", "SGD", "Lion", "KfuseOptimizer",
-           "optimizer_from_ir"]
+           "optimizer_from_ir", "nn", "LayerNorm", "RMSNorm",
+           "replace_norms"]

@@ -1,0 +1,439 @@
+"""torch.nn drop-ins over kfuse's fused norm kernels: LayerNorm and RMSNorm.
+
+    import kfuse.torch
+    ln = kfuse.torch.nn.LayerNorm(768, device="cuda")     # as nn.LayerNorm
+    rms = kfuse.torch.nn.RMSNorm(4096, device="cuda")     # as nn.RMSNorm
+    y = kfuse.torch.nn.layer_norm(x, (768,), weight, bias, eps=1e-5)
+    kfuse.torch.nn.replace_norms(model)   # every nn.LayerNorm / nn.RMSNorm
+
+LayerNorm and RMSNorm subclass nn.LayerNorm and nn.RMSNorm (RMSNorm: a
+module of the same make on torch before 2.4) and override only forward:
+the constructor arguments, the parameters (`weight`, `bias`),
+reset_parameters, extra_repr and the state dict are torch's, so checkpoints
+load both ways and isinstance(m, nn.LayerNorm) holds. layer_norm() and
+rms_norm() mirror F.layer_norm and F.rms_norm. Each forward is one kernel
+launch (kfuse.library_norm("layernorm_fwd") / "rmsnorm_fwd") that saves the
+f32 row statistics; each backward is one launch of the matching *_bwd norm
+(two kernels: dx and the per-block column partials, then the fixed-order
+column sums, so dweight and dbias have the same bits every run).
+
+Shapes: kfuse norms run over the last dimension, so a normalized_shape of
+several dimensions is flattened: x is read as x.reshape(-1,
+prod(normalized_shape)). x's trailing dimensions must equal
+normalized_shape, and weight and bias must have that shape, else ValueError
+(torch raises RuntimeError for the same mistakes). A non-contiguous x is
+copied once. RMSNorm's eps=None is, as in torch's kernels, the float32
+machine epsilon for float32, bfloat16 and float16 inputs (torch documents
+torch.finfo(x.dtype).eps, but computes in float32 and uses its epsilon).
+
+Precision: x, y, dy and dx may each be float32, bfloat16 or float16, and
+weight and bias any of those too (kfuse reads each tensor in its own dtype
+and computes in float32). y and dx take x's dtype, dweight and dbias the
+dtypes of weight and bias, as in torch.
+
+Autocast: torch runs layer_norm under CUDA autocast in float32 (it casts
+its inputs up and returns float32). These modules instead read x as given,
+with no cast kernel, and, while CUDA autocast is enabled, write y in the
+autocast dtype (torch.get_autocast_dtype("cuda")): the next matmul would
+cast it to that dtype anyway, so this saves its cast kernel and half of the
+output bytes. dx comes back in x's dtype. The output dtype is decided when
+forward runs; autocast_output=False (a constructor and functional keyword)
+keeps y in x's dtype, like torch's float32 result for a float32 x: use it
+where y feeds anything but a matmul (a residual add, a loss). Nothing inside
+the autograd Functions is an autocast op (they only allocate, reshape and
+launch), so they need no custom_fwd / custom_bwd and run the same with
+autocast on or off; the backward takes dy in y's dtype.
+
+Fallbacks: an input kfuse cannot take runs torch.nn.functional.layer_norm /
+rms_norm instead, unchanged: a tensor that is not on a CUDA device (CPU
+models), float64 (so torch.autograd.gradcheck works) or complex, an empty
+tensor (numel 0), a sparse or nested tensor, or a weight or bias that is not
+a float32/bfloat16/float16 tensor on x's device. Those calls behave, and
+fail, exactly as torch's.
+
+Not implemented: double backward (the backward is once_differentiable and
+raises when differentiated), forward-mode AD (jvp) and torch.func
+transforms (vmap, grad), TorchScript. Untested: torch.compile (the kernels
+launch through ctypes, which dynamo does not trace; expect graph breaks at
+these modules). replace_norms() converts modules whose type is exactly
+nn.LayerNorm or nn.RMSNorm, not subclasses of them nor look-alikes (call
+layer_norm() in their forward instead). With elementwise_affine=False (or
+bias=False) the kernels still read a ones (zeros) column made per call and
+compute the column sums that are then dropped.
+"""
+
+import inspect
+import numbers
+
+import torch
+import torch.nn.functional as F
+from torch.autograd.function import once_differentiable
+
+from kfuse._norm import library_norm
+
+__all__ = ["LayerNorm", "RMSNorm", "layer_norm", "rms_norm",
+           "replace_norms"]
+
+_KFUSE_DTYPES = frozenset((torch.float32, torch.bfloat16, torch.float16))
+_F32_EPS = torch.finfo(torch.float32).eps
+_TorchRMSNorm = getattr(torch.nn, "RMSNorm", None)  # torch >= 2.4
+
+# CUDA autocast state: torch >= 2.4 takes a device type; before, the
+# argument-free forms meant CUDA.
+if hasattr(torch, "get_autocast_dtype"):
+    def _autocast_dtype():
+        """The CUDA autocast dtype while CUDA autocast is on, else None."""
+        if torch.is_autocast_enabled("cuda"):
+            return torch.get_autocast_dtype("cuda")
+        return None
+else:  # pragma: no cover - torch < 2.4
+    def _autocast_dtype():
+        if torch.is_autocast_enabled():
+            return torch.get_autocast_gpu_dtype()
+        return None
+
+
+# -- argument checks ----------------------------------------------------------
+
+def _shape_tuple(normalized_shape):
+    if type(normalized_shape) is tuple:  # the modules' own, fast
+        shape = normalized_shape
+    elif isinstance(normalized_shape, numbers.Integral):
+        shape = (int(normalized_shape),)
+    else:
+        shape = tuple(int(s) for s in normalized_shape)
+    if not shape:
+        raise ValueError("normalized_shape must have at least one dimension, "
+                         "got ()")
+    return shape
+
+
+def _kfuse_takes(x, *columns):
+    """Whether kfuse's kernels take x and its per-column tensors (weight,
+    bias; None allowed); otherwise torch's own functions run."""
+    if (not isinstance(x, torch.Tensor) or not x.is_cuda or
+            x.dtype not in _KFUSE_DTYPES or x.layout is not torch.strided or
+            x.is_nested or x.numel() == 0):
+        return False
+    device = x.device
+    for column in columns:
+        if column is None:
+            continue
+        if (not isinstance(column, torch.Tensor) or
+                column.dtype not in _KFUSE_DTYPES or
+                column.layout is not torch.strided or
+                column.device != device):
+            return False
+    return True
+
+
+def _columns(what, x, shape, weight, bias=None):
+    """The number of columns (prod(shape)) after checking x's trailing
+    dimensions and the weight and bias shapes."""
+    k = len(shape)
+    if x.dim() < k or x.shape[x.dim() - k:] != shape:
+        raise ValueError(
+            f"{what}: given normalized_shape={list(shape)}, expected input "
+            f"with shape [*, {', '.join(str(s) for s in shape)}], but got "
+            f"input of size {list(x.shape)}")
+    for name, column in (("weight", weight), ("bias", bias)):
+        if column is not None and column.shape != shape:
+            raise ValueError(
+                f"{what}: expected {name} of the shape of normalized_shape "
+                f"{list(shape)}, but got {name} of shape "
+                f"{list(column.shape)}")
+    if k == 1:
+        return shape[0]
+    cols = 1
+    for size in shape:
+        cols *= size
+    return cols
+
+
+def _output_dtype(x, autocast_output):
+    if autocast_output:
+        dtype = _autocast_dtype()
+        if dtype is not None and dtype in _KFUSE_DTYPES:
+            return dtype
+    return x.dtype
+
+
+def _requires_grad(*tensors):
+    return any(t is not None and t.requires_grad for t in tensors)
+
+
+def _contiguous(t):
+    return t if t.is_contiguous() else t.contiguous()
+
+
+def _column_or(t, cols, device, fill):
+    """t made contiguous, or a float32 column of `fill` (1 or 0) for None."""
+    if t is not None:
+        return _contiguous(t)
+    make = torch.ones if fill == 1 else torch.zeros
+    return make(cols, device=device, dtype=torch.float32)
+
+
+def _grad_like(t, cols, device):
+    """A buffer for the column sums of t (t's shape and dtype), or a float32
+    scratch column when t is None (the kernel writes it regardless)."""
+    if t is not None:
+        return torch.empty(t.shape, device=device, dtype=t.dtype)
+    return torch.empty(cols, device=device, dtype=torch.float32)
+
+
+# -- kernels ------------------------------------------------------------------
+
+def _layer_norm_forward(x, weight, bias, cols, eps, out_dtype):
+    """y (x's shape, out_dtype) and the (rows, cols) x, mean and rstd that
+    the backward reads."""
+    x2 = _contiguous(x.reshape(-1, cols))
+    rows = x2.shape[0]
+    device = x2.device
+    y = torch.empty(x.shape, device=device, dtype=out_dtype)
+    mean = torch.empty(rows, device=device, dtype=torch.float32)
+    rstd = torch.empty(rows, device=device, dtype=torch.float32)
+    library_norm("layernorm_fwd")(
+        x=x2, weight=_column_or(weight, cols, device, 1),
+        bias=_column_or(bias, cols, device, 0), y=y.view(rows, cols),
+        mean=mean, rstd=rstd, eps=eps)
+    return y, x2, mean, rstd
+
+
+def _rms_norm_forward(x, weight, cols, eps, out_dtype):
+    x2 = _contiguous(x.reshape(-1, cols))
+    rows = x2.shape[0]
+    device = x2.device
+    y = torch.empty(x.shape, device=device, dtype=out_dtype)
+    rstd = torch.empty(rows, device=device, dtype=torch.float32)
+    library_norm("rmsnorm_fwd")(
+        x=x2, weight=_column_or(weight, cols, device, 1),
+        y=y.view(rows, cols), rstd=rstd, eps=eps)
+    return y, x2, rstd
+
+
+class _LayerNormFunction(torch.autograd.Function):
+    """y = layer_norm(x) over the last `cols` elements of each row; y in
+    `out_dtype`, dx in x's dtype."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, cols, eps, out_dtype):
+        y, x2, mean, rstd = _layer_norm_forward(x, weight, bias, cols, eps,
+                                                out_dtype)
+        ctx.save_for_backward(x2, mean, rstd, weight, bias)
+        ctx.x_shape = x.shape
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x2, mean, rstd, weight, bias = ctx.saved_tensors
+        rows, cols = x2.shape
+        device = x2.device
+        dx = torch.empty(ctx.x_shape, device=device, dtype=x2.dtype)
+        dweight = _grad_like(weight, cols, device)
+        dbias = _grad_like(bias, cols, device)
+        library_norm("layernorm_bwd")(
+            dy=_contiguous(dy.reshape(rows, cols)), x=x2, mean=mean,
+            rstd=rstd, weight=_column_or(weight, cols, device, 1),
+            dx=dx.view(rows, cols), dweight=dweight, dbias=dbias)
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        return (dx if need_x else None, dweight if need_w else None,
+                dbias if need_b else None, None, None, None)
+
+
+class _RMSNormFunction(torch.autograd.Function):
+    """y = rms_norm(x) over the last `cols` elements of each row; y in
+    `out_dtype`, dx in x's dtype."""
+
+    @staticmethod
+    def forward(ctx, x, weight, cols, eps, out_dtype):
+        y, x2, rstd = _rms_norm_forward(x, weight, cols, eps, out_dtype)
+        ctx.save_for_backward(x2, rstd, weight)
+        ctx.x_shape = x.shape
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        x2, rstd, weight = ctx.saved_tensors
+        rows, cols = x2.shape
+        device = x2.device
+        dx = torch.empty(ctx.x_shape, device=device, dtype=x2.dtype)
+        dweight = _grad_like(weight, cols, device)
+        library_norm("rmsnorm_bwd")(
+            dy=_contiguous(dy.reshape(rows, cols)), x=x2, rstd=rstd,
+            weight=_column_or(weight, cols, device, 1),
+            dx=dx.view(rows, cols), dweight=dweight)
+        need_x, need_w = ctx.needs_input_grad[:2]
+        return (dx if need_x else None, dweight if need_w else None, None,
+                None, None)
+
+
+# -- functional forms ---------------------------------------------------------
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
+               autocast_output=True):
+    """F.layer_norm over kfuse's kernels (see the module docstring for the
+    autocast output dtype and the inputs that fall back to torch)."""
+    shape = _shape_tuple(normalized_shape)
+    if not _kfuse_takes(input, weight, bias):
+        return F.layer_norm(input, shape, weight, bias, eps)
+    cols = _columns("layer_norm", input, shape, weight, bias)
+    out_dtype = _output_dtype(input, autocast_output)
+    eps = float(eps)
+    if torch.is_grad_enabled() and _requires_grad(input, weight, bias):
+        return _LayerNormFunction.apply(input, weight, bias, cols, eps,
+                                        out_dtype)
+    return _layer_norm_forward(input, weight, bias, cols, eps, out_dtype)[0]
+
+
+def _torch_rms_norm(input, shape, weight, eps):
+    """F.rms_norm, or its composite on torch < 2.4."""
+    if hasattr(F, "rms_norm"):
+        return F.rms_norm(input, shape, weight, eps)
+    dims = tuple(range(-len(shape), 0))  # pragma: no cover - torch < 2.4
+    wide = torch.float64 if input.dtype == torch.float64 else torch.float32
+    x = input.to(wide)
+    if eps is None:
+        eps = torch.finfo(wide).eps
+    y = x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps)
+    if weight is not None:
+        y = y * weight
+    return y.to(input.dtype)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None, *,
+             autocast_output=True):
+    """F.rms_norm over kfuse's kernels; eps=None is float32's machine
+    epsilon, as torch computes it for float32/bfloat16/float16 inputs."""
+    shape = _shape_tuple(normalized_shape)
+    if not _kfuse_takes(input, weight):
+        return _torch_rms_norm(input, shape, weight, eps)
+    cols = _columns("rms_norm", input, shape, weight)
+    out_dtype = _output_dtype(input, autocast_output)
+    eps = _F32_EPS if eps is None else float(eps)
+    if torch.is_grad_enabled() and _requires_grad(input, weight):
+        return _RMSNormFunction.apply(input, weight, cols, eps, out_dtype)
+    return _rms_norm_forward(input, weight, cols, eps, out_dtype)[0]
+
+
+# -- modules ------------------------------------------------------------------
+
+_LAYER_NORM_TAKES_BIAS = (
+    "bias" in inspect.signature(torch.nn.LayerNorm.__init__).parameters)
+
+
+class LayerNorm(torch.nn.LayerNorm):
+    """nn.LayerNorm over kfuse's kernels: the same arguments, parameters and
+    state dict. autocast_output (keyword): under CUDA autocast, write y in
+    the autocast dtype (True) or in x's dtype (False)."""
+
+    autocast_output = True  # also for modules converted by replace_norms
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True,
+                 bias=True, device=None, dtype=None, *,
+                 autocast_output=True):
+        if _LAYER_NORM_TAKES_BIAS:
+            super().__init__(normalized_shape, eps=eps,
+                             elementwise_affine=elementwise_affine, bias=bias,
+                             device=device, dtype=dtype)
+        else:  # pragma: no cover - torch < 2.1
+            super().__init__(normalized_shape, eps=eps,
+                             elementwise_affine=elementwise_affine,
+                             device=device, dtype=dtype)
+            if elementwise_affine and not bias:
+                self.bias = None
+        self.autocast_output = bool(autocast_output)
+
+    def forward(self, input):
+        return layer_norm(input, self.normalized_shape, self.weight,
+                          self.bias, self.eps,
+                          autocast_output=self.autocast_output)
+
+    def extra_repr(self):
+        text = super().extra_repr()
+        return text if self.autocast_output else \
+            text + ", autocast_output=False"
+
+
+if _TorchRMSNorm is not None:
+    _RMSNormBase = _TorchRMSNorm
+else:  # pragma: no cover - torch < 2.4
+    class _RMSNormBase(torch.nn.Module):
+        """nn.RMSNorm's parameters and state, for torch before 2.4."""
+
+        __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+        def __init__(self, normalized_shape, eps=None,
+                     elementwise_affine=True, device=None, dtype=None):
+            super().__init__()
+            if isinstance(normalized_shape, numbers.Integral):
+                normalized_shape = (normalized_shape,)
+            self.normalized_shape = tuple(normalized_shape)
+            self.eps = eps
+            self.elementwise_affine = elementwise_affine
+            if elementwise_affine:
+                self.weight = torch.nn.Parameter(torch.empty(
+                    self.normalized_shape, device=device, dtype=dtype))
+            else:
+                self.register_parameter("weight", None)
+            self.reset_parameters()
+
+        def reset_parameters(self):
+            if self.elementwise_affine:
+                torch.nn.init.ones_(self.weight)
+
+        def forward(self, x):
+            return _torch_rms_norm(x, self.normalized_shape, self.weight,
+                                   self.eps)
+
+        def extra_repr(self):
+            return ("{normalized_shape}, eps={eps}, "
+                    "elementwise_affine={elementwise_affine}".format(
+                        **self.__dict__))
+
+
+class RMSNorm(_RMSNormBase):
+    """nn.RMSNorm over kfuse's kernels: the same arguments, parameters and
+    state dict. autocast_output (keyword): under CUDA autocast, write y in
+    the autocast dtype (True) or in x's dtype (False)."""
+
+    autocast_output = True  # also for modules converted by replace_norms
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True,
+                 device=None, dtype=None, *, autocast_output=True):
+        super().__init__(normalized_shape, eps=eps,
+                         elementwise_affine=elementwise_affine,
+                         device=device, dtype=dtype)
+        self.autocast_output = bool(autocast_output)
+
+    def forward(self, input):
+        return rms_norm(input, self.normalized_shape, self.weight, self.eps,
+                        autocast_output=self.autocast_output)
+
+    def extra_repr(self):
+        text = super().extra_repr()
+        return text if self.autocast_output else \
+            text + ", autocast_output=False"
+
+
+def replace_norms(module, *, autocast_output=True):
+    """Makes every nn.LayerNorm and nn.RMSNorm in `module` (itself
+    included) a kfuse LayerNorm / RMSNorm, in place, and returns `module`.
+
+    The modules stay the same objects and only change class, so they keep
+    their Parameter objects (an optimizer built before still holds them),
+    buffers, hooks and training mode, and the state dict is unchanged. Only
+    modules of exactly those types are converted, not subclasses.
+    """
+    for sub in module.modules():
+        kind = type(sub)
+        if kind is torch.nn.LayerNorm:
+            sub.__class__ = LayerNorm
+        elif _TorchRMSNorm is not None and kind is _TorchRMSNorm:
+            sub.__class__ = RMSNorm
+        else:
+            continue
+        sub.autocast_output = bool(autocast_output)
+    return module
