@@ -119,6 +119,7 @@ def main():
            "repeats": options.repeats, "commit": commit(),
            "host": os.uname().nodename}
     print(json.dumps(row))
+    pathlib.Path(options.out).mkdir(parents=True, exist_ok=True)
     with open(pathlib.Path(options.out) / "bench_compile.json", "w") as out:
         out.write(json.dumps(row) + "\n")
 

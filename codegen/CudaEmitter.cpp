@@ -5,8 +5,11 @@
 // which each thread moves `vector_width` consecutive elements of every tensor
 // with whole-struct (16-byte) loads and stores, and a scalar tail loop for
 // the last numel % vector_width elements. Body ops that depend only on
-// scalars (bias corrections, powf) are hoisted to the kernel's start and
-// reach the element function through a per-kernel uniform struct.
+// scalars (bias corrections, powf) reach the element function through a
+// per-kernel uniform struct: the runtime computes it on the host at launch
+// and passes it by value (KernelInfo::hostUniforms), or, for multi-tensor
+// kernels (hypers on the device) and uniform math the host program does not
+// cover, each thread computes it at the kernel's start.
 //
 // Unfused plans chain kernels through temporaries. Since every read of an
 // update argument sees its value before the step, a kernel must not store an
@@ -29,9 +32,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <fmt/format.h>
@@ -44,6 +49,55 @@ namespace kfuse {
 /// compute it on the host, before it is rounded once to f32 for the body.
 static std::string getUniformType(Type type) {
   return type.isF32() ? "double" : getCudaScalarType(type)->str();
+}
+
+/// Appends the host form of uniform `op` to `host`, its operands already
+/// there or constants (added through `addConstant`); clears `evaluable` for
+/// ops without one (comparisons, selects, conversions: the device then
+/// computes the uniforms).
+static void
+addHostInstr(Operation *op, HostUniforms &host,
+             DenseMap<Value, unsigned> &hostValue,
+             llvm::function_ref<void(Value)> addConstant, bool &evaluable) {
+  using Op = UniformInstr::Op;
+  std::optional<Op> kind =
+      llvm::TypeSwitch<Operation *, std::optional<Op>>(op)
+          .Case([](arith::AddFOp) { return Op::add; })
+          .Case([](arith::SubFOp) { return Op::sub; })
+          .Case([](arith::MulFOp) { return Op::mul; })
+          .Case([](arith::DivFOp) { return Op::div; })
+          .Case([](arith::NegFOp) { return Op::neg; })
+          .Case([](arith::RemFOp) { return Op::rem; })
+          .Case([](arith::MaximumFOp) { return Op::maximum; })
+          .Case([](arith::MinimumFOp) { return Op::minimum; })
+          .Case([](arith::MaxNumFOp) { return Op::maxnum; })
+          .Case([](arith::MinNumFOp) { return Op::minnum; })
+          .Case([](math::SqrtOp) { return Op::sqrt; })
+          .Case([](math::RsqrtOp) { return Op::rsqrt; })
+          .Case([](math::PowFOp) { return Op::pow; })
+          .Case([](math::ExpOp) { return Op::exp; })
+          .Case([](math::LogOp) { return Op::log; })
+          .Case([](math::AbsFOp) { return Op::abs; })
+          .Case([](math::TanhOp) { return Op::tanh; })
+          .Case([](math::FmaOp) { return Op::fma; })
+          .Case([](math::CopySignOp) { return Op::copysign; })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!kind || op->getNumOperands() > 3 ||
+      !op->getResult(0).getType().isF32()) {
+    evaluable = false;
+    return;
+  }
+  UniformInstr instr;
+  instr.op = *kind;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    if (!hostValue.count(operand))
+      addConstant(operand);
+    if (!evaluable)
+      return;
+    instr.operands[index] = hostValue.lookup(operand);
+  }
+  hostValue[op->getResult(0)] = host.program.size();
+  host.program.push_back(instr);
 }
 
 namespace {
@@ -159,6 +213,7 @@ struct KernelBody {
   std::string elementFunction;
   std::string prologue;    // uniform math, in double
   std::string uniformInit; // the statement that fills `u`
+  std::string uniformsType;
   KernelInfo info;
   /// Locals of the loops, per slot, named on first use.
   DenseMap<unsigned, std::string> vectorIn, vectorOut, scalarOut;
@@ -449,6 +504,23 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   // values by name in the element function.
   DenseMap<Value, std::string> literals, uniformNames, varyingNames;
   SetVector<Value> uniformFields;
+  // The same uniform values as a host program, while every op has a host
+  // form (hostProgram: instruction per value).
+  HostUniforms host;
+  DenseMap<Value, unsigned> hostValue;
+  bool hostEvaluable = !plan.multiTensor;
+  auto hostConstant = [&](Value value) {
+    auto constant = value.getDefiningOp<arith::ConstantOp>();
+    auto attr = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+    if (!attr || !attr.getType().isF32()) {
+      hostEvaluable = false;
+      return;
+    }
+    UniformInstr instr;
+    instr.constant = attr.getValueAsDouble();
+    hostValue[value] = host.program.size();
+    host.program.push_back(instr);
+  };
   auto prologueExpr = [&](Value value) -> std::string {
     auto it = literals.find(value);
     return it != literals.end() ? it->second : uniformNames.lookup(value);
@@ -479,6 +551,11 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
         Slot &slot = getSlot(arg, KernelParam::Kind::Scalar);
         slot.param.read = true;
         uniformNames[element] = slot.name;
+        UniformInstr instr;
+        instr.op = UniformInstr::Op::arg;
+        instr.arg = slot.param.index;
+        hostValue[element] = host.program.size();
+        host.program.push_back(instr);
       }
       continue;
     }
@@ -492,6 +569,10 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       if (failed(literal))
         return failure();
       literals[element] = *literal;
+      if (hostEvaluable)
+        hostConstant(constant);
+      if (hostValue.count(constant))
+        hostValue[element] = hostValue.lookup(constant);
       continue;
     }
     return fused.emitOpError()
@@ -550,6 +631,8 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       literals[result] = *expr;
       continue;
     }
+    if (uniform && hostEvaluable)
+      addHostInstr(&op, host, hostValue, hostConstant, hostEvaluable);
     std::string name = names.unique(fmt::format("v{}", nextValue++));
     std::string line =
         fmt::format("  const {} {} = {};\n",
@@ -581,6 +664,21 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   for (const Slot &slot : slots)
     info.params.push_back(slot.param);
 
+  for (Value field : uniformFields)
+    if (!field.getType().isF32() || !hostValue.count(field))
+      hostEvaluable = false;
+  if (hostEvaluable) {
+    for (Value field : uniformFields)
+      host.fields.push_back(hostValue.lookup(field));
+    info.hostUniforms = std::move(host);
+    info.params.erase(llvm::remove_if(info.params,
+                                      [](const KernelParam &param) {
+                                        return param.kind ==
+                                               KernelParam::Kind::Scalar;
+                                      }),
+                      info.params.end());
+  }
+
   std::string uniformsType = names.unique(kernelName + "_uniforms");
   std::string elementFunction = names.unique(kernelName + "_element");
   if (plan.multiTensor)
@@ -592,6 +690,12 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
     out +=
         fmt::format("// Kernel {} of @{}, from {}: {} body ops.\n", index,
                     update.getSymName().str(), info.location, info.numBodyOps);
+  if (info.hostUniforms && !prologue.empty()) {
+    // What the runtime computes (KernelInfo::hostUniforms), for the reader.
+    out += "// Uniform values, computed on the host at each launch:\n";
+    for (StringRef line : llvm::split(StringRef(prologue).rtrim(), '\n'))
+      out += "//" + line.str() + "\n";
+  }
   out += fmt::format("struct {} {{\n", uniformsType);
   for (Value field : uniformFields)
     out += fmt::format("  {} {};\n", getCudaScalarType(field.getType())->str(),
@@ -620,6 +724,13 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
                                      uniformNames.lookup(field)));
   kernel.name = kernelName;
   kernel.elementFunction = elementFunction;
+  kernel.uniformsType = uniformsType;
+  if (info.hostUniforms) {
+    // `u` is the kernel's parameter, or empty.
+    if (uniformFields.empty())
+      kernel.uniformInit = fmt::format("  const {} u = {{}};\n", uniformsType);
+    return success();
+  }
   kernel.prologue = std::move(prologue);
   kernel.uniformInit = fmt::format("  const {} u = {{{}}};\n", uniformsType,
                                    llvm::join(fieldInits, ", "));
@@ -723,9 +834,13 @@ std::string UpdateEmitter::emitScalarStep(KernelBody &kernel,
 void UpdateEmitter::emitGridStrideKernel(KernelBody &kernel, std::string &out) {
   bool dynamic = plan.numel < 0;
   SmallVector<std::string> kernelParams;
+  const std::optional<HostUniforms> &host = kernel.info.hostUniforms;
+  if (host && !host->fields.empty())
+    kernelParams.push_back(fmt::format("const {} u", kernel.uniformsType));
   for (const Slot &slot : kernel.slots) {
     if (slot.param.kind == KernelParam::Kind::Scalar) {
-      kernelParams.push_back("double " + slot.name);
+      if (!host)
+        kernelParams.push_back("double " + slot.name);
       continue;
     }
     kernelParams.push_back(

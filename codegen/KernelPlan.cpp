@@ -2,6 +2,10 @@
 
 #include "codegen/KernelPlan.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
 namespace kfuse {
 
 const char *dtypeName(DType dtype) {
@@ -59,6 +63,102 @@ const char *argRoleName(ArgRole role) {
     return "output";
   }
   return "?";
+}
+
+/// arith.maximumf / minimumf as the device computes them (kfuse_maximumf
+/// takes floats): NaN wins, -0 < +0.
+static float maximumF32(float a, float b, bool maximum) {
+  if (std::isnan(a))
+    return a;
+  if (std::isnan(b))
+    return b;
+  if (a == b)
+    return std::signbit(a) == maximum ? b : a;
+  return (a > b) == maximum ? a : b;
+}
+
+void HostUniforms::evaluate(const double *args, float *out) const {
+  // Programs are a few instructions (AdamW: 12); no allocation per launch.
+  constexpr unsigned kInline = 64;
+  double inlineValues[kInline];
+  std::vector<double> heapValues;
+  double *values = inlineValues;
+  if (program.size() > kInline) {
+    heapValues.resize(program.size());
+    values = heapValues.data();
+  }
+  using Op = UniformInstr::Op;
+  for (auto [index, instr] : llvm::enumerate(program)) {
+    double a = values[instr.operands[0]], b = values[instr.operands[1]],
+           c = values[instr.operands[2]];
+    double &result = values[index];
+    switch (instr.op) {
+    case Op::arg:
+      result = args[instr.arg];
+      break;
+    case Op::constant:
+      result = instr.constant;
+      break;
+    case Op::add:
+      result = a + b;
+      break;
+    case Op::sub:
+      result = a - b;
+      break;
+    case Op::mul:
+      result = a * b;
+      break;
+    case Op::div:
+      result = a / b;
+      break;
+    case Op::neg:
+      result = -a;
+      break;
+    case Op::rem:
+      result = std::fmod(a, b);
+      break;
+    case Op::maximum:
+    case Op::minimum:
+      result = maximumF32(static_cast<float>(a), static_cast<float>(b),
+                          instr.op == Op::maximum);
+      break;
+    case Op::maxnum:
+      result = std::fmax(a, b);
+      break;
+    case Op::minnum:
+      result = std::fmin(a, b);
+      break;
+    case Op::sqrt:
+      result = std::sqrt(a);
+      break;
+    case Op::rsqrt:
+      result = 1.0 / std::sqrt(a);
+      break;
+    case Op::pow:
+      result = std::pow(a, b);
+      break;
+    case Op::exp:
+      result = std::exp(a);
+      break;
+    case Op::log:
+      result = std::log(a);
+      break;
+    case Op::abs:
+      result = std::fabs(a);
+      break;
+    case Op::tanh:
+      result = std::tanh(a);
+      break;
+    case Op::fma:
+      result = std::fma(a, b, c);
+      break;
+    case Op::copysign:
+      result = std::copysign(a, b);
+      break;
+    }
+  }
+  for (auto [index, field] : llvm::enumerate(fields))
+    out[index] = static_cast<float>(values[field]);
 }
 
 unsigned KernelPlan::bytesPerElement() const {

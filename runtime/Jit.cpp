@@ -391,6 +391,17 @@ llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
     std::vector<uint64_t> pointerValues(kernel.params.size());
     std::vector<double> scalarValues(kernel.params.size());
     std::vector<void *> params;
+    // The uniform struct, computed here from the hypers (a struct of
+    // floats: its bytes are the float array).
+    llvm::SmallVector<float, 16> uniforms;
+    if (kernel.hostUniforms && !kernel.hostUniforms->fields.empty()) {
+      llvm::SmallVector<double, 16> values;
+      for (const LaunchArg &arg : args)
+        values.push_back(arg.value);
+      uniforms.resize(kernel.hostUniforms->fields.size());
+      kernel.hostUniforms->evaluate(values.data(), uniforms.data());
+      params.push_back(uniforms.data());
+    }
     for (auto [index, param] : llvm::enumerate(kernel.params)) {
       switch (param.kind) {
       case KernelParam::Kind::Tensor:

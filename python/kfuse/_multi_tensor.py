@@ -33,6 +33,7 @@ import array
 import ctypes
 import itertools
 import operator
+import weakref
 
 from ._capi import F32, ArgInfoStruct, ArgStruct, KfuseError, ROLE_NAMES
 from ._capi import check, lib
@@ -234,8 +235,7 @@ class MultiTensorUpdate:
             if len(self._grads_of) != len(self._groups):
                 raise _invalid(f"grads_of has {len(self._grads_of)} params "
                                f"for {len(self._groups)} groups")
-            self._grad_objects = [g[self._grad_name] for g in self._groups]
-            self._grad_pointers = list(map(_data_ptr, self._grad_objects))
+            self._remember_grads([g[self._grad_name] for g in self._groups])
             untracked = (self._grad_name,)
         self._tracked_names = [n for n in self._tensor_names
                                if n not in untracked]
@@ -331,7 +331,8 @@ class MultiTensorUpdate:
                 pointers = list(map(_data_ptr, grads))
                 changed = pointers != self._grad_pointers
         else:
-            changed = not all(map(operator.is_, grads, self._grad_objects))
+            changed = not all(ref() is grad for ref, grad
+                              in zip(self._grad_refs, grads))
         if not changed:
             return
         missing = [i for i, g in enumerate(grads) if g is None]
@@ -353,10 +354,17 @@ class MultiTensorUpdate:
             check(lib().kfuse_plan_rebind(
                 plan.handle, plan.arg_index(self._grad_name), address, count,
                 _stream_handle(torch, stream, plan.device)))
-        self._grad_objects = grads
-        self._grad_pointers = pointers
-        for group, grad in zip(self._groups, grads):
-            group[self._grad_name] = grad
+        self._remember_grads(grads, pointers)
+
+    def _remember_grads(self, grads, pointers=None):
+        """Notes which grads the plans point at, by weak reference and
+        address: holding them would keep a whole set of grads alive after
+        zero_grad(set_to_none=True), through the next backward."""
+        self._grad_refs = [weakref.ref(grad) for grad in grads]
+        self._grad_pointers = (list(map(_data_ptr, grads)) if pointers is None
+                               else pointers)
+        for group in self._groups:
+            group[self._grad_name] = None
 
     def step(self, stream=None):
         """Launches one step on `stream` (default: the current stream)."""

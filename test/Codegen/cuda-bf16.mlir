@@ -20,7 +20,7 @@
 // CHECK: param_out = [[NEWP]];
 
 // CHECK: extern "C" __global__ void __launch_bounds__(256)
-// CHECK-NEXT: kfuse_momentum_0(unsigned short *__restrict__ param, const unsigned short *__restrict__ grad, float *__restrict__ buf, double momentum, double lr, long long n) {
+// CHECK-NEXT: kfuse_momentum_0(const kfuse_momentum_0_uniforms u, unsigned short *__restrict__ param, const unsigned short *__restrict__ grad, float *__restrict__ buf, long long n) {
 // CHECK: const unsigned long long count = (unsigned long long)n;
 // CHECK: const unsigned long long vectors = count / 8ull;
 // CHECK: const kfuse_bf16x8 grad_v = reinterpret_cast<const kfuse_bf16x8 *>(grad)[i];
@@ -39,7 +39,7 @@
 // F16: asm("cvt.rn.f16.f32 %0, %1;"
 // F16: = kfuse_f16_to_f32(param_in);
 // F16: = kfuse_f32_to_f16(
-// F16: kfuse_momentum_0(unsigned short *__restrict__ param, const unsigned short *__restrict__ grad, float *__restrict__ buf, double momentum, double lr) {
+// F16: kfuse_momentum_0(const kfuse_momentum_0_uniforms u, unsigned short *__restrict__ param, const unsigned short *__restrict__ grad, float *__restrict__ buf) {
 // F16: const unsigned int count = 1000u;
 // F16-NOT: count %
 

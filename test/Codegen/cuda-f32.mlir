@@ -11,9 +11,12 @@
 // CHECK-NEXT: };
 
 // CHECK-LABEL: // Kernel 0 of @decayed_sgd, from {{.*}}cuda-f32.mlir:{{[0-9]+}}:{{[0-9]+}}
-// CHECK: struct kfuse_decayed_sgd_0_uniforms {
+// CHECK-NEXT: // Uniform values, computed on the host at each launch:
+// CHECK-NEXT: //  const double [[LRWD:v[0-9]+]] = lr * wd;
+// CHECK-NEXT: //  const double [[DECAY:v[0-9]+]] = 1.0f - [[LRWD]];
+// CHECK-NEXT: struct kfuse_decayed_sgd_0_uniforms {
 // CHECK-DAG:   float lr;
-// CHECK-DAG:   float [[DECAY:v[0-9]+]];
+// CHECK-DAG:   float [[DECAY]];
 // CHECK: };
 
 // The element function computes only what varies per element.
@@ -26,9 +29,8 @@
 
 // One pointer for the param, read and written; the grad is read-only.
 // CHECK: extern "C" __global__ void __launch_bounds__(256)
-// CHECK-NEXT: kfuse_decayed_sgd_0(float *__restrict__ param, double lr, double wd, const float *__restrict__ grad) {
-// CHECK: const double [[LRWD:v[0-9]+]] = lr * wd;
-// CHECK: const double [[DECAY]] = 1.0f - [[LRWD]];
+// CHECK-NEXT: kfuse_decayed_sgd_0(const kfuse_decayed_sgd_0_uniforms u, float *__restrict__ param, const float *__restrict__ grad) {
+// CHECK-NOT: double
 // CHECK: const unsigned int count = 1024u;
 // CHECK: const unsigned int vectors = count / 4u;
 // CHECK: for (unsigned int i = tid; i < vectors; i += stride) {

@@ -25,6 +25,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kfuse;
 
@@ -111,35 +113,81 @@ TEST_F(CudaEmitterTest, F32VectorKernel) {
   // The fused op's name starts at line 6, column 8 of the buffer.
   EXPECT_TRUE(llvm::StringRef(kernel.location).ends_with(":6:8"))
       << kernel.location;
+  // The hyper is no parameter: lr * 0.1 depends only on scalars, so the
+  // host computes it at launch, in double, from the constant's exact f32
+  // value, and passes it in the uniform struct.
   expectParams(kernel, {tensor(0, DType::f32, true, true),
-                        tensor(1, DType::f32, true, false), scalar(2)});
+                        tensor(1, DType::f32, true, false)});
   EXPECT_EQ(plan->bytesPerElement(), 12u);
+  ASSERT_TRUE(kernel.hostUniforms.has_value());
+  ASSERT_EQ(kernel.hostUniforms->fields.size(), 1u);
+  double args[3] = {0.0, 0.0, 0.5};
+  float field = 0.0f;
+  kernel.hostUniforms->evaluate(args, &field);
+  EXPECT_EQ(field, static_cast<float>(0.5 * static_cast<double>(0.1f)));
 
   const std::string &source = plan->source;
   EXPECT_FALSE(contains(source, "#include"));
   EXPECT_TRUE(contains(source, "extern \"C\" __global__ void "
-                               "__launch_bounds__(256)\nkfuse_sgd_0(float "
-                               "*__restrict__ param, const float "
-                               "*__restrict__ grad, double lr)"))
+                               "__launch_bounds__(256)\nkfuse_sgd_0(const "
+                               "kfuse_sgd_0_uniforms u, float *__restrict__ "
+                               "param, const float *__restrict__ grad)"))
       << source;
   EXPECT_TRUE(contains(source, "struct alignas(16) kfuse_f32x4 {")) << source;
   EXPECT_TRUE(contains(source, "const unsigned int count = 1024u;"));
   // 1024 is a multiple of 4: no tail loop.
   EXPECT_FALSE(contains(source, "count % 4")) << source;
-  // lr * 0.1 depends only on scalars: computed before the loops.
+  // The host's computation is shown before the kernel, not in it.
   size_t kernelStart = source.find("kfuse_sgd_0(");
-  size_t hoisted = source.find("= lr * 0.100000001f;");
-  ASSERT_NE(hoisted, std::string::npos) << source;
-  EXPECT_GT(hoisted, kernelStart) << source;
+  size_t shown = source.find("//  const double v0 = lr * 0.100000001f;");
+  ASSERT_NE(shown, std::string::npos) << source;
+  EXPECT_LT(shown, kernelStart) << source;
+  EXPECT_FALSE(contains(source.substr(kernelStart), "lr *")) << source;
 
   std::string ptx = compileAll(*plan);
   EXPECT_TRUE(hasVectorLoad(ptx)) << ptx;
   EXPECT_TRUE(contains(ptx, "st.global.v4")) << ptx;
-  // The constant reaches the PTX exactly: as f32 in element code, or as the
-  // same value in double where uniform code uses it.
-  EXPECT_TRUE(contains(ptx, "0f3DCCCCCD") ||
-              contains(ptx, "0d3FB99999A0000000"))
-      << ptx;
+  EXPECT_FALSE(contains(ptx, ".f64")) << ptx;
+}
+
+// Uniform math the host program does not cover (a comparison and a select
+// of hypers) stays on the device: the hyper is a double parameter and every
+// thread computes the uniforms.
+constexpr llvm::StringLiteral kClampedLr = R"mlir(
+func.func @clamped(%p: tensor<1024xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+                   %g: tensor<1024xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+                   %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr"})
+    attributes {kfuse.update, kfuse.vector_width = 4 : i64, kfuse.index_bits = 32 : i64, kfuse.alignment = 16 : i64} {
+  %0 = kfuse.fused (%p, %g, %lr) : (tensor<1024xf32>, tensor<1024xf32>, f32) -> tensor<1024xf32> {
+  ^bb0(%pe: f32, %ge: f32, %l: f32):
+    %zero = arith.constant 0.0 : f32
+    %positive = arith.cmpf ogt, %l, %zero : f32
+    %rate = arith.select %positive, %l, %zero : f32
+    %d = arith.mulf %rate, %ge : f32
+    %n = arith.subf %pe, %d : f32
+    kfuse.yield %n : f32
+  }
+  kfuse.write %0 to %p : tensor<1024xf32>
+  return
+}
+)mlir";
+
+TEST_F(CudaEmitterTest, UniformSelectStaysOnTheDevice) {
+  FailureOr<KernelPlan> plan = emit(kClampedLr);
+  ASSERT_TRUE(succeeded(plan)) << diagnostics;
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  const KernelInfo &kernel = plan->kernels[0];
+  EXPECT_FALSE(kernel.hostUniforms.has_value());
+  expectParams(kernel, {tensor(0, DType::f32, true, true),
+                        tensor(1, DType::f32, true, false), scalar(2)});
+  const std::string &source = plan->source;
+  EXPECT_TRUE(contains(source, "const float *__restrict__ grad, double lr)"))
+      << source;
+  EXPECT_TRUE(contains(source, "  // Uniform values, once per thread.\n"))
+      << source;
+  EXPECT_FALSE(contains(source, "computed on the host")) << source;
+  std::string ptx = compileAll(*plan);
+  EXPECT_TRUE(hasVectorLoad(ptx)) << ptx;
 }
 
 // AdamW as kfuse-specialize and kfuse-fuse-elementwise leave it for bf16
@@ -212,15 +260,14 @@ TEST_F(CudaEmitterTest, AdamWBf16ParamsF32States) {
   std::vector<KernelParam> expected = {
       tensor(0, DType::bf16, true, true), tensor(1, DType::bf16, true, false),
       tensor(2, DType::f32, true, true), tensor(3, DType::f32, true, true)};
-  for (unsigned i = 4; i < 10; ++i)
-    expected.push_back(scalar(i));
   expectParams(kernel, expected);
   // bf16 param read+written, bf16 grad read, two f32 states read+written.
   EXPECT_EQ(plan->bytesPerElement(), 2u * 2 + 2 + 2 * 4 * 2);
 
   const std::string &source = plan->source;
-  EXPECT_TRUE(contains(source, "unsigned short *__restrict__ param, const "
-                               "unsigned short *__restrict__ grad, float "
+  EXPECT_TRUE(contains(source, "(const kfuse_adamw_0_uniforms u, unsigned "
+                               "short *__restrict__ param, const unsigned "
+                               "short *__restrict__ grad, float "
                                "*__restrict__ exp_avg"))
       << source;
   EXPECT_TRUE(contains(source, "struct alignas(16) kfuse_bf16x8 {\n  "
@@ -231,14 +278,23 @@ TEST_F(CudaEmitterTest, AdamWBf16ParamsF32States) {
       << source;
   EXPECT_TRUE(contains(source, "kfuse_bf16_to_f32(param_in)")) << source;
   EXPECT_TRUE(contains(source, "kfuse_f32_to_bf16(")) << source;
-  // Both pow calls (in double, uniform) are hoisted out of the element
-  // function.
-  size_t element = source.find("kfuse_adamw_0_element(const");
-  size_t kernelStart = source.find("\nkfuse_adamw_0(");
-  ASSERT_NE(element, std::string::npos);
-  ASSERT_NE(kernelStart, std::string::npos);
-  EXPECT_GT(source.find("pow(beta1, step)"), kernelStart) << source;
-  EXPECT_EQ(source.find("pow(", element), source.find("pow(", kernelStart));
+  // Both pow calls (in double, uniform) are the host's: the device code
+  // has none.
+  size_t uniforms = source.find("struct kfuse_adamw_0_uniforms");
+  ASSERT_NE(uniforms, std::string::npos);
+  EXPECT_LT(source.find(" = pow(beta1, step);"), uniforms) << source;
+  EXPECT_FALSE(contains(source.substr(uniforms), "pow(")) << source;
+  // The program: bias corrections 1 - 0.9^2 and 1 - 0.999^2 at step 2.
+  ASSERT_TRUE(kernel.hostUniforms.has_value());
+  double args[10] = {0, 0, 0, 0, 1e-3, 0.9, 0.999, 1e-8, 0.01, 2.0};
+  std::vector<float> fields(kernel.hostUniforms->fields.size());
+  kernel.hostUniforms->evaluate(args, fields.data());
+  EXPECT_TRUE(llvm::is_contained(
+      fields, static_cast<float>(1e-3 / (1.0 - std::pow(0.9, 2.0)))))
+      << "no step size among the fields";
+  EXPECT_TRUE(llvm::is_contained(
+      fields, static_cast<float>(std::sqrt(1.0 - std::pow(0.999, 2.0)))))
+      << "no bias correction among the fields";
   // The tail of 1001 % 8 elements.
   EXPECT_TRUE(contains(source, "for (unsigned int i = vectors * 8u + tid; "
                                "i < count; i += stride)"))
@@ -275,11 +331,13 @@ TEST_F(CudaEmitterTest, F16DynamicNumel64BitIndex) {
   EXPECT_EQ(plan->numel, -1);
   ASSERT_EQ(plan->kernels.size(), 1u);
   EXPECT_EQ(plan->kernels[0].indexBits, 64u);
-  expectParams(plan->kernels[0],
-               {tensor(0, DType::f16, true, true),
-                tensor(1, DType::f16, true, false), scalar(2)});
+  expectParams(plan->kernels[0], {tensor(0, DType::f16, true, true),
+                                  tensor(1, DType::f16, true, false)});
   const std::string &source = plan->source;
-  EXPECT_TRUE(contains(source, "double lr, long long n)")) << source;
+  EXPECT_TRUE(contains(source, "(const kfuse_scale_0_uniforms u, unsigned "
+                               "short *__restrict__ p, const unsigned short "
+                               "*__restrict__ g, long long n)"))
+      << source;
   EXPECT_TRUE(contains(source, "const unsigned long long count = (unsigned "
                                "long long)n;"))
       << source;
@@ -369,9 +427,15 @@ TEST_F(CudaEmitterTest, UnfusedChainTemporaries) {
   ASSERT_EQ(plan->kernels.size(), 4u);
   expectParams(plan->kernels[0], {tensor(1, DType::f32, true, false),
                                   temporary(0, DType::pred, false, true)});
+  // lr reaches kernel 1 through its host-computed uniforms.
   expectParams(plan->kernels[1], {temporary(0, DType::pred, true, false),
-                                  tensor(1, DType::f32, true, false), scalar(3),
+                                  tensor(1, DType::f32, true, false),
                                   temporary(1, DType::f32, false, true)});
+  ASSERT_TRUE(plan->kernels[1].hostUniforms.has_value());
+  double args[4] = {0, 0, 0, 0.25};
+  float lr = 0.0f;
+  plan->kernels[1].hostUniforms->evaluate(args, &lr);
+  EXPECT_EQ(lr, 0.25f);
   // Kernel 3 still reads the old p: kernel 2 keeps the new p in a
   // temporary, and kernel 3 stores it to p.
   expectParams(plan->kernels[2], {tensor(0, DType::f32, true, false),
