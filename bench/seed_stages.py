@@ -283,17 +283,22 @@ def time_iterations(model, opt, data, amp, warmup, iters, row):
     torch.cuda.reset_peak_memory_stats()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    host_begin = time.perf_counter()
     for i in range(iters):
         x, y = data[i % len(data)]
         starts[i].record()
         train_step(model, opt, x, y, amp)
         ends[i].record()
+    # The host's time to queue the steps: near iter_ms, the step is bound
+    # by the host (Python, launches), not by the GPU.
+    host_ms = (time.perf_counter() - host_begin) * 1e3 / iters
     ends[-1].synchronize()
     times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
     row.update(iter_ms=round(statistics.median(times), 3),
                iter_min_ms=round(min(times), 3),
                iter_max_ms=round(max(times), 3),
                iter_mean_ms=round(starts[0].elapsed_time(ends[-1]) / iters, 3),
+               host_ms=round(host_ms, 3),
                iters=iters, warmup=warmup,
                peak_GiB=round(torch.cuda.max_memory_allocated() / 2**30, 3))
 
@@ -518,6 +523,7 @@ def main():
         else:
             print(f"{row['case']} {impl}: iter {row['iter_ms']:.2f} ms "
                   f"[{row['iter_min_ms']:.2f}, {row['iter_max_ms']:.2f}] "
+                  f"host {row['host_ms']:.2f} ms "
                   f"opt {row['opt_ms']:.3f} ms (back to back "
                   f"{row['opt_back_to_back_ms']:.3f}) peak {row['peak_GiB']:.2f} "
                   f"GiB loss@{row.get('loss_steps', 0)} "

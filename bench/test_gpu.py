@@ -305,6 +305,49 @@ def runs_on_a_side_stream():
 
 
 @test
+def compile_and_warmup_then_calls_hit():
+    """Update.compile and Norm.compile report where the kernel came from;
+    kfuse.warmup compiles a list on worker threads; the calls after them
+    run the kernels compiled, with the results of uncompiled calls."""
+    upd = kfuse.Update(str(OPTIM / "adamw.mlir"))
+    n = 4099  # a size no other test compiles for
+    p0 = fresh(n, seed=31)
+    g = grads_for(n)[0]
+    args = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=1e-2,
+                step=3)
+
+    def state():
+        return dict(param=p0.clone(), grad=g, exp_avg=torch.zeros_like(p0),
+                    exp_avg_sq=torch.zeros_like(p0))
+    first = upd.compile(**state(), **args)
+    again = upd.compile(**state(), **args)
+    assert first["cache"] in ("miss", "hit-disk"), first
+    assert again["cache"] == "hit-memory", again
+    compiled = state()
+    upd(**compiled, **args)
+    norm = kfuse.library_norm("layernorm_fwd")
+    x = torch.randn(37, 3001, device="cuda")
+    w, b = torch.randn(3001, device="cuda"), torch.randn(3001, device="cuda")
+    y = torch.empty_like(x)
+    mean, rstd = torch.empty(37, device="cuda"), torch.empty(37, device="cuda")
+    norm_args = dict(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd)
+    kfuse.warmup([(norm, norm_args), (upd, dict(**state(), **args, fuse=False))],
+                 threads=2)
+    assert norm.compile(**norm_args)["cache"] == "hit-memory"
+    assert upd.compile(**state(), **args, fuse=False)["cache"] == "hit-memory"
+    unfused = state()
+    upd(**unfused, **args, fuse=False)
+    norm(**norm_args)
+    torch.cuda.synchronize()
+    ref = torch.nn.functional.layer_norm(x, (3001,), w, b)
+    check_close("layer_norm y", y, ref, 1e-5)
+    check_close("fused vs unfused param", compiled["param"], unfused["param"],
+                1e-7)
+    return {"first": first["cache"], "first_ms": round(first["ms"], 1),
+            "hit_ms": round(again["ms"], 4)}
+
+
+@test
 def device_arch_reported():
     arch = kfuse.device_arch()
     major, minor = torch.cuda.get_device_capability()

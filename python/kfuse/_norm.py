@@ -67,6 +67,14 @@ def _torch_dtype_codes(torch):
     return _TORCH_DTYPE_CODES
 
 
+def _current_stream(torch):
+    """The current device's current CUDA stream as a raw handle."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:  # an int, without making a Stream object
+        return ctypes.c_void_p(raw(torch.cuda.current_device()) or None)
+    return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream or None)
+
+
 def _stream_handle(torch, stream, device):
     if stream is None:
         stream = torch.cuda.current_stream(device)
@@ -172,6 +180,32 @@ class Norm:
         with torch.cuda.device(device):
             check_norm(norm_lib().kfuse_norm_launch(
                 self._handle, args, len(self.args), rows, cols, handle))
+
+    def _launch_checked(self, torch, values, hypers, rows, cols):
+        """A launch on the current device's current stream for a caller that
+        has checked `values` itself (kfuse.torch.nn): every tensor argument,
+        by name, a non-empty contiguous tensor of a supported dtype on the
+        current CUDA device; `hypers` by name, the IR's defaults otherwise.
+        Skips __call__'s per-tensor checks, which cost a few microseconds a
+        tensor, several times a small norm's GPU time; the C API still
+        checks sizes and dtypes."""
+        codes = _torch_dtype_codes(torch)
+        args = (ArgStruct * len(self.args))()
+        for index, name, _ in self._tensor_slots:
+            value = values[name]
+            arg = args[index]
+            arg.data = value.data_ptr()
+            arg.numel = value.numel()
+            arg.dtype = codes[value.dtype]
+        for index, name, default in self._hyper_slots:
+            value = hypers.get(name, default)
+            if value is None:
+                raise _invalid(f"missing hyperparameter '{name}' (it has no "
+                               "default)")
+            args[index].value = value
+        check_norm(norm_lib().kfuse_norm_launch(
+            self._handle, args, len(self.args), rows, cols,
+            _current_stream(torch)))
 
     def compile(self, **values):
         """Compiles what a call with these arguments would run, without

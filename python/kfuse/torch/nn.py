@@ -184,6 +184,21 @@ def _grad_like(t, cols, device):
 
 # -- kernels ------------------------------------------------------------------
 
+def _run(name, rows, cols, eps=None, **tensors):
+    """Launches library norm `name` on tensors these functions checked
+    (CUDA, supported dtypes, contiguous, non-empty): the lean path where
+    they are on the current device, Norm's checked call otherwise."""
+    norm = library_norm(name)
+    device = tensors["x"].get_device()
+    if device == torch.cuda.current_device():
+        norm._launch_checked(torch, tensors, {} if eps is None else
+                             {"eps": eps}, rows, cols)
+    elif eps is None:
+        norm(**tensors)
+    else:
+        norm(eps=eps, **tensors)
+
+
 def _layer_norm_forward(x, weight, bias, cols, eps, out_dtype):
     """y (x's shape, out_dtype) and the (rows, cols) x, mean and rstd that
     the backward reads."""
@@ -191,12 +206,12 @@ def _layer_norm_forward(x, weight, bias, cols, eps, out_dtype):
     rows = x2.shape[0]
     device = x2.device
     y = torch.empty(x.shape, device=device, dtype=out_dtype)
-    mean = torch.empty(rows, device=device, dtype=torch.float32)
-    rstd = torch.empty(rows, device=device, dtype=torch.float32)
-    library_norm("layernorm_fwd")(
-        x=x2, weight=_column_or(weight, cols, device, 1),
-        bias=_column_or(bias, cols, device, 0), y=y.view(rows, cols),
-        mean=mean, rstd=rstd, eps=eps)
+    stats = torch.empty(2, rows, device=device, dtype=torch.float32)
+    mean, rstd = stats[0], stats[1]
+    _run("layernorm_fwd", rows, cols, eps, x=x2,
+         weight=_column_or(weight, cols, device, 1),
+         bias=_column_or(bias, cols, device, 0), y=y.view(rows, cols),
+         mean=mean, rstd=rstd)
     return y, x2, mean, rstd
 
 
@@ -206,9 +221,9 @@ def _rms_norm_forward(x, weight, cols, eps, out_dtype):
     device = x2.device
     y = torch.empty(x.shape, device=device, dtype=out_dtype)
     rstd = torch.empty(rows, device=device, dtype=torch.float32)
-    library_norm("rmsnorm_fwd")(
-        x=x2, weight=_column_or(weight, cols, device, 1),
-        y=y.view(rows, cols), rstd=rstd, eps=eps)
+    _run("rmsnorm_fwd", rows, cols, eps, x=x2,
+         weight=_column_or(weight, cols, device, 1), y=y.view(rows, cols),
+         rstd=rstd)
     return y, x2, rstd
 
 
@@ -233,10 +248,10 @@ class _LayerNormFunction(torch.autograd.Function):
         dx = torch.empty(ctx.x_shape, device=device, dtype=x2.dtype)
         dweight = _grad_like(weight, cols, device)
         dbias = _grad_like(bias, cols, device)
-        library_norm("layernorm_bwd")(
-            dy=_contiguous(dy.reshape(rows, cols)), x=x2, mean=mean,
-            rstd=rstd, weight=_column_or(weight, cols, device, 1),
-            dx=dx.view(rows, cols), dweight=dweight, dbias=dbias)
+        _run("layernorm_bwd", rows, cols,
+             dy=_contiguous(dy.reshape(rows, cols)), x=x2, mean=mean,
+             rstd=rstd, weight=_column_or(weight, cols, device, 1),
+             dx=dx.view(rows, cols), dweight=dweight, dbias=dbias)
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         return (dx if need_x else None, dweight if need_w else None,
                 dbias if need_b else None, None, None, None)
@@ -261,10 +276,10 @@ class _RMSNormFunction(torch.autograd.Function):
         device = x2.device
         dx = torch.empty(ctx.x_shape, device=device, dtype=x2.dtype)
         dweight = _grad_like(weight, cols, device)
-        library_norm("rmsnorm_bwd")(
-            dy=_contiguous(dy.reshape(rows, cols)), x=x2, rstd=rstd,
-            weight=_column_or(weight, cols, device, 1),
-            dx=dx.view(rows, cols), dweight=dweight)
+        _run("rmsnorm_bwd", rows, cols,
+             dy=_contiguous(dy.reshape(rows, cols)), x=x2, rstd=rstd,
+             weight=_column_or(weight, cols, device, 1),
+             dx=dx.view(rows, cols), dweight=dweight)
         need_x, need_w = ctx.needs_input_grad[:2]
         return (dx if need_x else None, dweight if need_w else None, None,
                 None, None)
