@@ -319,9 +319,11 @@ def compile_and_warmup_then_calls_hit():
     def state():
         return dict(param=p0.clone(), grad=g, exp_avg=torch.zeros_like(p0),
                     exp_avg_sq=torch.zeros_like(p0))
+    # The plan is specialized on dtypes and alignment, not on the size: an
+    # earlier test may have compiled it already.
     first = upd.compile(**state(), **args)
     again = upd.compile(**state(), **args)
-    assert first["cache"] in ("miss", "hit-disk"), first
+    assert first["cache"] in ("miss", "hit-disk", "hit-memory"), first
     assert again["cache"] == "hit-memory", again
     compiled = state()
     upd(**compiled, **args)

@@ -184,47 +184,50 @@ def _grad_like(t, cols, device):
 
 # -- kernels ------------------------------------------------------------------
 
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or \
+    torch.cuda.current_device
+
+
 def _run(name, rows, cols, eps=None, **tensors):
     """Launches library norm `name` on tensors these functions checked
-    (CUDA, supported dtypes, contiguous, non-empty): the lean path where
-    they are on the current device, Norm's checked call otherwise."""
+    (CUDA, supported dtypes, contiguous, non-empty; full ones of any shape
+    with rows * cols elements): the lean path where they are on the current
+    device, Norm's checked call, on (rows, cols) views, otherwise."""
     norm = library_norm(name)
-    device = tensors["x"].get_device()
-    if device == torch.cuda.current_device():
-        norm._launch_checked(torch, tensors, {} if eps is None else
-                             {"eps": eps}, rows, cols)
-    elif eps is None:
-        norm(**tensors)
-    else:
-        norm(eps=eps, **tensors)
+    hypers = {} if eps is None else {"eps": eps}
+    if tensors["x"].get_device() == _current_device():
+        norm._launch_checked(torch, tensors, hypers, rows, cols)
+        return
+    for arg in norm.args:
+        if arg.shape == "full":
+            tensors[arg.name] = tensors[arg.name].view(rows, cols)
+    norm(**tensors, **hypers)
 
 
 def _layer_norm_forward(x, weight, bias, cols, eps, out_dtype):
-    """y (x's shape, out_dtype) and the (rows, cols) x, mean and rstd that
-    the backward reads."""
-    x2 = _contiguous(x.reshape(-1, cols))
-    rows = x2.shape[0]
-    device = x2.device
+    """y (x's shape, out_dtype) and the contiguous x, mean and rstd that the
+    backward reads."""
+    x = _contiguous(x)
+    rows = x.numel() // cols
+    device = x.device
     y = torch.empty(x.shape, device=device, dtype=out_dtype)
-    stats = torch.empty(2, rows, device=device, dtype=torch.float32)
-    mean, rstd = stats[0], stats[1]
-    _run("layernorm_fwd", rows, cols, eps, x=x2,
+    mean, rstd = torch.empty(2, rows, device=device,
+                             dtype=torch.float32).unbind(0)
+    _run("layernorm_fwd", rows, cols, eps, x=x,
          weight=_column_or(weight, cols, device, 1),
-         bias=_column_or(bias, cols, device, 0), y=y.view(rows, cols),
-         mean=mean, rstd=rstd)
-    return y, x2, mean, rstd
+         bias=_column_or(bias, cols, device, 0), y=y, mean=mean, rstd=rstd)
+    return y, x, mean, rstd
 
 
 def _rms_norm_forward(x, weight, cols, eps, out_dtype):
-    x2 = _contiguous(x.reshape(-1, cols))
-    rows = x2.shape[0]
-    device = x2.device
+    x = _contiguous(x)
+    rows = x.numel() // cols
+    device = x.device
     y = torch.empty(x.shape, device=device, dtype=out_dtype)
     rstd = torch.empty(rows, device=device, dtype=torch.float32)
-    _run("rmsnorm_fwd", rows, cols, eps, x=x2,
-         weight=_column_or(weight, cols, device, 1), y=y.view(rows, cols),
-         rstd=rstd)
-    return y, x2, rstd
+    _run("rmsnorm_fwd", rows, cols, eps, x=x,
+         weight=_column_or(weight, cols, device, 1), y=y, rstd=rstd)
+    return y, x, rstd
 
 
 class _LayerNormFunction(torch.autograd.Function):
@@ -233,25 +236,25 @@ class _LayerNormFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, cols, eps, out_dtype):
-        y, x2, mean, rstd = _layer_norm_forward(x, weight, bias, cols, eps,
-                                                out_dtype)
-        ctx.save_for_backward(x2, mean, rstd, weight, bias)
-        ctx.x_shape = x.shape
+        y, x, mean, rstd = _layer_norm_forward(x, weight, bias, cols, eps,
+                                               out_dtype)
+        ctx.save_for_backward(x, mean, rstd, weight, bias)
+        ctx.cols = cols
         return y
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy):
-        x2, mean, rstd, weight, bias = ctx.saved_tensors
-        rows, cols = x2.shape
-        device = x2.device
-        dx = torch.empty(ctx.x_shape, device=device, dtype=x2.dtype)
+        x, mean, rstd, weight, bias = ctx.saved_tensors
+        cols = ctx.cols
+        rows = x.numel() // cols
+        device = x.device
+        dx = torch.empty_like(x)
         dweight = _grad_like(weight, cols, device)
         dbias = _grad_like(bias, cols, device)
-        _run("layernorm_bwd", rows, cols,
-             dy=_contiguous(dy.reshape(rows, cols)), x=x2, mean=mean,
-             rstd=rstd, weight=_column_or(weight, cols, device, 1),
-             dx=dx.view(rows, cols), dweight=dweight, dbias=dbias)
+        _run("layernorm_bwd", rows, cols, dy=_contiguous(dy), x=x, mean=mean,
+             rstd=rstd, weight=_column_or(weight, cols, device, 1), dx=dx,
+             dweight=dweight, dbias=dbias)
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         return (dx if need_x else None, dweight if need_w else None,
                 dbias if need_b else None, None, None, None)
@@ -263,23 +266,23 @@ class _RMSNormFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, weight, cols, eps, out_dtype):
-        y, x2, rstd = _rms_norm_forward(x, weight, cols, eps, out_dtype)
-        ctx.save_for_backward(x2, rstd, weight)
-        ctx.x_shape = x.shape
+        y, x, rstd = _rms_norm_forward(x, weight, cols, eps, out_dtype)
+        ctx.save_for_backward(x, rstd, weight)
+        ctx.cols = cols
         return y
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy):
-        x2, rstd, weight = ctx.saved_tensors
-        rows, cols = x2.shape
-        device = x2.device
-        dx = torch.empty(ctx.x_shape, device=device, dtype=x2.dtype)
+        x, rstd, weight = ctx.saved_tensors
+        cols = ctx.cols
+        rows = x.numel() // cols
+        device = x.device
+        dx = torch.empty_like(x)
         dweight = _grad_like(weight, cols, device)
-        _run("rmsnorm_bwd", rows, cols,
-             dy=_contiguous(dy.reshape(rows, cols)), x=x2, rstd=rstd,
-             weight=_column_or(weight, cols, device, 1),
-             dx=dx.view(rows, cols), dweight=dweight)
+        _run("rmsnorm_bwd", rows, cols, dy=_contiguous(dy), x=x, rstd=rstd,
+             weight=_column_or(weight, cols, device, 1), dx=dx,
+             dweight=dweight)
         need_x, need_w = ctx.needs_input_grad[:2]
         return (dx if need_x else None, dweight if need_w else None, None,
                 None, None)
