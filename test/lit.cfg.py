@@ -28,6 +28,12 @@ try:
 except OSError:
     config.available_features.add("no-gpu")
 
+# PyTorch for the tests of kfuse.torch on the CPU (any version: Debian's in
+# CI, scripts/test.sh installs it).
+import subprocess
+if subprocess.run(["python3", "-c", "import torch"], capture_output=True).returncode == 0:
+    config.available_features.add("torch")
+
 # Compiles go through the disk kernel cache: keep it inside the build tree,
 # never the user's, and quiet (the tests that test it set their own).
 config.environment["KFUSE_CACHE_DIR"] = os.path.join(config.test_exec_root, "kernel-cache")
