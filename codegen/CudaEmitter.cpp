@@ -55,10 +55,10 @@ static std::string getUniformType(Type type) {
 /// there or constants (added through `addConstant`); clears `evaluable` for
 /// ops without one (comparisons, selects, conversions: the device then
 /// computes the uniforms).
-static void
-addHostInstr(Operation *op, HostUniforms &host,
-             DenseMap<Value, unsigned> &hostValue,
-             llvm::function_ref<void(Value)> addConstant, bool &evaluable) {
+static void addHostInstr(Operation *op, HostUniforms &host,
+                         DenseMap<Value, unsigned> &hostValue,
+                         llvm::function_ref<void(Value)> addConstant,
+                         bool &evaluable) {
   using Op = UniformInstr::Op;
   std::optional<Op> kind =
       llvm::TypeSwitch<Operation *, std::optional<Op>>(op)

@@ -268,8 +268,7 @@ static unsigned chooseLaunchBlocks(const Layout &layout,
        kMaxThreadsPerSM / blockSize, kSharedBytesPerSM / shared});
   unsigned needed = estimateMinimumRegisters(layout, demand);
   for (; blocks > base; --blocks)
-    if (std::min<uint64_t>(255, (65536 / (blockSize * blocks)) & ~7u) >=
-        needed)
+    if (std::min<uint64_t>(255, (65536 / (blockSize * blocks)) & ~7u) >= needed)
       return blocks;
   return base;
 }

@@ -931,8 +931,8 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
   std::string out = fmt::format(
       "// The row kernel of @{}, from {}.\n"
       "extern \"C\" __global__ void __launch_bounds__({}, {})\n{}({}) {{\n",
-      plan.normName, plan.location, layout.blockSize(),
-      layout.launchBlocks, plan.rowKernel, llvm::join(params, ", "));
+      plan.normName, plan.location, layout.blockSize(), layout.launchBlocks,
+      plan.rowKernel, llvm::join(params, ", "));
   // Uniform values, once per thread.
   for (auto [index, arg] : llvm::enumerate(plan.args))
     if (arg.shape == NormShape::scalar &&

@@ -155,14 +155,14 @@ struct KernelInfo {
     FoundInfScan, // multi-tensor pre-pass: any non-finite grad?
   };
   Role role = Role::Update;
-  std::string name;                // extern "C" symbol in the source
-  std::string location;            // IR location of the region, for errors
+  std::string name;     // extern "C" symbol in the source
+  std::string location; // IR location of the region, for errors
   /// In signature order, then `n` (int64) when numel is dynamic. With
   /// hostUniforms, the uniform struct comes first (when it has fields) and
   /// the hypers are not parameters.
   std::vector<KernelParam> params;
   std::optional<HostUniforms> hostUniforms;
-  unsigned vectorWidth = 1;        // elements a thread handles per iteration
+  unsigned vectorWidth = 1; // elements a thread handles per iteration
   unsigned indexBits = 64;
   unsigned blockSize = 256;
   unsigned numBodyOps = 0;
