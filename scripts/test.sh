@@ -8,7 +8,8 @@ scripts/setup.sh || exit 1
 
 # PyTorch (Debian's CPU build) for the CPU tests of kfuse.torch; without it
 # they are reported unsupported and the rest runs.
-if ! python3 -c "import torch" 2>/dev/null; then
+if ! python3 -c "import torch" 2>/dev/null &&
+   ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo
   echo "test: installing python3-torch for the CPU tests of kfuse.torch"

@@ -29,10 +29,19 @@ except OSError:
     config.available_features.add("no-gpu")
 
 # PyTorch for the tests of kfuse.torch on the CPU (any version: Debian's in
-# CI, scripts/test.sh installs it).
+# CI, which scripts/test.sh installs for the system python3): the first
+# interpreter that imports it is %torch_python.
 import subprocess
-if subprocess.run(["python3", "-c", "import torch"], capture_output=True).returncode == 0:
-    config.available_features.add("torch")
+for python in ["python3", "/usr/bin/python3"]:
+    try:
+        found = subprocess.run([python, "-c", "import torch"],
+                               capture_output=True).returncode == 0
+    except OSError:
+        found = False
+    if found:
+        config.available_features.add("torch")
+        config.substitutions.append(("%torch_python", python))
+        break
 
 # Compiles go through the disk kernel cache: keep it inside the build tree,
 # never the user's, and quiet (the tests that test it set their own).
