@@ -186,12 +186,12 @@ llvm::Expected<int> validateArch(llvm::StringRef arch) {
 
 std::vector<int> nvrtcSupportedArchs() { return supportedArchs(); }
 
-/// NVRTC 12.9 brought a disk cache, and the --no-cache option with it.
-static bool nvrtcHasCache() {
-  int major = 0, minor = 0;
-  if (::nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+/// Whether the NVRTC loaded is `major`.`minor` or later.
+static bool nvrtcAtLeast(int major, int minor) {
+  int haveMajor = 0, haveMinor = 0;
+  if (::nvrtcVersion(&haveMajor, &haveMinor) != NVRTC_SUCCESS)
     return false;
-  return major > 12 || (major == 12 && minor >= 9);
+  return haveMajor > major || (haveMajor == major && haveMinor >= minor);
 }
 
 std::vector<std::string> nvrtcCommandLine(const NvrtcOptions &options,
@@ -199,12 +199,19 @@ std::vector<std::string> nvrtcCommandLine(const NvrtcOptions &options,
   std::string suffix =
       splitArch(options.arch) ? splitArch(options.arch)->second : std::string();
   std::vector<std::string> args = {"--std=c++17", "-default-device"};
+  // Generated code uses no textures, no device-side runtime calls and no
+  // runtime API types, which -minimal leaves undeclared: a fifth less NVRTC
+  // time on AdamW, with byte-identical cubins for every library update and
+  // norm (CUDA 13).
+  if (nvrtcAtLeast(12, 4))
+    args.push_back("-minimal");
   if (options.ptxOnly) {
     args.push_back("-arch=compute_" + std::to_string(archNumber) + suffix);
   } else {
     args.push_back("-arch=sm_" + std::to_string(archNumber) + suffix);
     args.push_back("--ptxas-options=-v");
-    if (!options.nvrtcCache && nvrtcHasCache())
+    // NVRTC 12.9 brought a disk cache of its own, and --no-cache with it.
+    if (!options.nvrtcCache && nvrtcAtLeast(12, 9))
       args.push_back("--no-cache");
   }
   llvm::append_range(args, options.extraOptions);
