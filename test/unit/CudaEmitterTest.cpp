@@ -27,6 +27,8 @@
 
 #include <cmath>
 
+#include <nvrtc.h>
+
 using namespace mlir;
 using namespace kfuse;
 
@@ -303,6 +305,42 @@ TEST_F(CudaEmitterTest, AdamWBf16ParamsF32States) {
   std::string ptx = compileAll(*plan);
   EXPECT_TRUE(hasVectorLoad(ptx)) << ptx;
   EXPECT_TRUE(contains(ptx, "st.global.v4")) << ptx;
+}
+
+/// The cubin NVRTC makes of `source` with kfuse's options for sm_90, with
+/// or without -minimal (called directly: the runtime always adds it).
+static std::string cubinOf(const std::string &source, bool minimal) {
+  std::vector<const char *> options = {"--std=c++17", "-default-device",
+                                       "-arch=sm_90"};
+  if (minimal)
+    options.push_back("-minimal");
+  nvrtcProgram program = nullptr;
+  EXPECT_EQ(
+      nvrtcCreateProgram(&program, source.c_str(), "k.cu", 0, nullptr, nullptr),
+      NVRTC_SUCCESS);
+  EXPECT_EQ(nvrtcCompileProgram(program, options.size(), options.data()),
+            NVRTC_SUCCESS);
+  size_t size = 0;
+  EXPECT_EQ(nvrtcGetCUBINSize(program, &size), NVRTC_SUCCESS);
+  std::string cubin(size, '\0');
+  EXPECT_EQ(nvrtcGetCUBIN(program, cubin.data()), NVRTC_SUCCESS);
+  nvrtcDestroyProgram(&program);
+  return cubin;
+}
+
+// The runtime compiles with -minimal, which leaves textures, device-side
+// runtime calls and runtime API types undeclared: generated code uses none,
+// so the cubin is the same bytes.
+TEST_F(CudaEmitterTest, MinimalLeavesTheCubinAsIs) {
+  int major = 0, minor = 0;
+  ASSERT_EQ(nvrtcVersion(&major, &minor), NVRTC_SUCCESS);
+  if (major * 100 + minor < 1204)
+    GTEST_SKIP() << "NVRTC " << major << "." << minor << " has no -minimal";
+  FailureOr<KernelPlan> plan = emit(kAdamWMixed);
+  ASSERT_TRUE(succeeded(plan)) << diagnostics;
+  std::string full = cubinOf(plan->source, false);
+  ASSERT_FALSE(full.empty());
+  EXPECT_TRUE(full == cubinOf(plan->source, true));
 }
 
 // f16 storage with a dynamic number of elements and 64-bit indexing.
