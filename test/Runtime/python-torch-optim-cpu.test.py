@@ -1,0 +1,62 @@
+"""Driver of python-torch-optim-cpu.test (see there)."""
+
+import sys
+
+import torch
+
+import kfuse.torch.optim as kopt
+
+lib = sys.argv[1]
+torch.manual_seed(0)
+params = [torch.nn.Parameter(torch.randn(4, 3)), torch.nn.Parameter(torch.randn(5))]
+
+opt = kopt.AdamW(params)
+ref = torch.optim.AdamW(params)
+keys = ("lr", "betas", "eps", "weight_decay", "amsgrad")
+print("defaults as torch:", all(opt.defaults[k] == ref.defaults[k] for k in keys))
+
+for label, make in [("amsgrad", lambda: kopt.AdamW(params, amsgrad=True)),
+                    ("maximize", lambda: kopt.Adam(params, maximize=True))]:
+    try:
+        make().step() if label != "amsgrad" else make()
+        print(f"{label}: accepted")
+    except NotImplementedError as error:
+        print(f"{label}: NotImplementedError {error}")
+
+for p in params:
+    p.grad = torch.ones_like(p)
+try:
+    kopt.AdamW(params).step()
+    print("cpu step: ran")
+except RuntimeError as error:
+    print(f"cpu step: RuntimeError {error}")
+
+# torch's state dict after two steps loads into kfuse's AdamW and back.
+ref.step(); ref.step()
+saved = ref.state_dict()
+mine = kopt.AdamW(params)
+mine.load_state_dict(saved)
+back = mine.state_dict()
+same = (back["param_groups"][0]["lr"] == saved["param_groups"][0]["lr"] and
+        sorted(back["state"][0]) == sorted(saved["state"][0]) and
+        torch.equal(back["state"][1]["exp_avg"], saved["state"][1]["exp_avg"]) and
+        float(back["state"][0]["step"]) == 2.0)
+print("torch -> kfuse -> state_dict:", "same" if same else f"DIFFERS {back}")
+again = torch.optim.AdamW(params)
+again.load_state_dict(back)
+print("kfuse -> torch:", float(again.state_dict()["state"][0]["step"]))
+
+sgd = torch.optim.SGD(params, lr=0.1, momentum=0.9)
+sgd.step()
+try:
+    kopt.AdamW(params).load_state_dict(sgd.state_dict())
+    print("foreign state: loaded")
+except ValueError as error:
+    print(f"foreign state: ValueError {error}")
+
+groups = kopt.AdamW([{"params": params[:1], "lr": 0.5}, {"params": params[1:]}], lr=1e-3)
+print("groups:", [g["lr"] for g in groups.param_groups])
+
+Lion = kopt.optimizer_from_ir(f"{lib}/optim/lion.mlir")
+lion = Lion(params)
+print("from IR:", Lion.__name__, {k: lion.defaults[k] for k in sorted(lion.defaults) if k in ("lr", "weight_decay")})
