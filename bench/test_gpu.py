@@ -5,19 +5,17 @@ Run on a machine with a CUDA GPU and PyTorch:
 Prints one line per test and "N passed, M failed"; exits 1 on any failure.
 """
 
-import argparse
-import json
 import math
 import os
 import pathlib
 import sys
-import traceback
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
 import torch  # noqa: E402
 
+import _gpu_tests  # noqa: E402
 import kfuse  # noqa: E402
 
 OPTIM = REPO / "library" / "optim"
@@ -26,7 +24,6 @@ STEPS = 10
 F32_TOLERANCE = 1e-6
 
 TESTS = []
-RESULTS = []
 
 
 def test(fn):
@@ -720,32 +717,9 @@ def multi_tensor_bad_groups_raise():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", help="write results here")
-    parser.add_argument("-k", help="run only tests whose name contains this")
-    options = parser.parse_args()
+    options = _gpu_tests.parse_args()
     assert torch.cuda.is_available(), "no CUDA device"
-    passed = failed = 0
-    for fn in TESTS:
-        if options.k and options.k not in fn.__name__:
-            continue
-        try:
-            details = fn()
-            passed += 1
-            RESULTS.append({"test": fn.__name__, "ok": True, "details": details})
-            print(f"PASS {fn.__name__} {json.dumps(details) if details else ''}",
-                  flush=True)
-        except Exception as error:  # noqa: BLE001 - report and go on
-            failed += 1
-            RESULTS.append({"test": fn.__name__, "ok": False, "error": repr(error)})
-            print(f"FAIL {fn.__name__}: {error}", flush=True)
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    if options.json:
-        with open(options.json, "w") as out:
-            json.dump({"passed": passed, "failed": failed, "tests": RESULTS},
-                      out, indent=1)
-    return 1 if failed else 0
+    return _gpu_tests.run(TESTS, options.k, options.json)
 
 
 if __name__ == "__main__":

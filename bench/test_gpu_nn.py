@@ -13,14 +13,11 @@ Prints one line per test and "N passed, M failed"; exits 1 on any failure,
 0 with a SKIP line when PyTorch or a CUDA device is missing.
 """
 
-import argparse
 import contextlib
 import copy
-import json
 import math
 import pathlib
 import sys
-import traceback
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
@@ -30,6 +27,8 @@ try:
     import torch.nn.functional as F  # noqa: E402
 except ImportError:
     torch = F = None
+
+import _gpu_tests  # noqa: E402
 
 SHAPES = [(4, 1), (3, 1000), (7, 5128), (2, 3, 12289), (65, 768)]
 DTYPES = ["float32", "bfloat16", "float16"]
@@ -46,7 +45,6 @@ RMS_EPS = 1e-6
 OURS = {"ln": "_LayerNormFunctionBackward", "rms": "_RMSNormFunctionBackward"}
 
 TESTS = []
-RESULTS = []
 
 knn = None  # kfuse.torch.nn, imported in main() once torch and CUDA are known
 
@@ -846,42 +844,13 @@ def training_matches_torch_modules():
 
 def main():
     global knn
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", help="write results here")
-    parser.add_argument("-k", help="run only tests whose name contains this")
-    options = parser.parse_args()
+    options = _gpu_tests.parse_args()
     if torch is None or not torch.cuda.is_available():
         why = "no PyTorch" if torch is None else "no CUDA device"
-        print(f"SKIP test_gpu_nn: {why}")
-        if options.json:
-            with open(options.json, "w") as out:
-                json.dump({"skipped": why}, out)
-        return 0
+        return _gpu_tests.skip("test_gpu_nn", why, options.json)
     import kfuse.torch.nn as kfuse_nn
     knn = kfuse_nn
-    passed = failed = 0
-    for fn in TESTS:
-        if options.k and options.k not in fn.__name__:
-            continue
-        try:
-            details = fn()
-            passed += 1
-            RESULTS.append({"test": fn.__name__, "ok": True,
-                            "details": details})
-            print(f"PASS {fn.__name__} "
-                  f"{json.dumps(details) if details else ''}", flush=True)
-        except Exception as error:  # noqa: BLE001 - report and go on
-            failed += 1
-            RESULTS.append({"test": fn.__name__, "ok": False,
-                            "error": repr(error)})
-            print(f"FAIL {fn.__name__}: {error}", flush=True)
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    if options.json:
-        with open(options.json, "w") as out:
-            json.dump({"passed": passed, "failed": failed, "tests": RESULTS},
-                      out, indent=1)
-    return 1 if failed else 0
+    return _gpu_tests.run(TESTS, options.k, options.json)
 
 
 if __name__ == "__main__":

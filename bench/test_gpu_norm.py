@@ -10,11 +10,8 @@ passed, M failed"; exits 1 on any failure, 0 with a SKIP line when there is
 no PyTorch or no GPU.
 """
 
-import argparse
-import json
 import pathlib
 import sys
-import traceback
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
@@ -24,6 +21,7 @@ try:
 except ImportError:
     torch = None
 
+import _gpu_tests  # noqa: E402
 import kfuse  # noqa: E402
 
 COLS = [1, 1000, 5128, 12289]
@@ -39,7 +37,6 @@ LN_EPS = 1e-5
 RMS_EPS = 1e-6
 
 TESTS = []
-RESULTS = []
 
 
 def test(fn):
@@ -544,40 +541,11 @@ def launches_and_bytes_reported():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", help="write results here")
-    parser.add_argument("-k", help="run only tests whose name contains this")
-    options = parser.parse_args()
+    options = _gpu_tests.parse_args()
     if torch is None or not torch.cuda.is_available():
         why = "no PyTorch" if torch is None else "no CUDA device"
-        print(f"SKIP test_gpu_norm: {why}")
-        if options.json:
-            with open(options.json, "w") as out:
-                json.dump({"skipped": why}, out)
-        return 0
-    passed = failed = 0
-    for fn in TESTS:
-        if options.k and options.k not in fn.__name__:
-            continue
-        try:
-            details = fn()
-            passed += 1
-            RESULTS.append({"test": fn.__name__, "ok": True,
-                            "details": details})
-            print(f"PASS {fn.__name__} "
-                  f"{json.dumps(details) if details else ''}", flush=True)
-        except Exception as error:  # noqa: BLE001 - report and go on
-            failed += 1
-            RESULTS.append({"test": fn.__name__, "ok": False,
-                            "error": repr(error)})
-            print(f"FAIL {fn.__name__}: {error}", flush=True)
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    if options.json:
-        with open(options.json, "w") as out:
-            json.dump({"passed": passed, "failed": failed, "tests": RESULTS},
-                      out, indent=1)
-    return 1 if failed else 0
+        return _gpu_tests.skip("test_gpu_norm", why, options.json)
+    return _gpu_tests.run(TESTS, options.k, options.json)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,10 @@ where torch has it): both optimizers see the same grads, so the comparison
 measures the optimizers alone.
 """
 
-import argparse
 import copy
-import json
 import math
 import pathlib
 import sys
-import traceback
 import warnings
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -33,6 +30,7 @@ if not torch.cuda.is_available():
     print("SKIP bench/test_gpu_optim.py: no CUDA device")
     sys.exit(0)
 
+import _gpu_tests  # noqa: E402
 import kfuse  # noqa: E402
 import kfuse.torch  # noqa: E402
 from kfuse.torch import optim as kopt  # noqa: E402
@@ -46,7 +44,6 @@ warnings.filterwarnings("ignore", message="GradScaler is going to stop",
                         category=FutureWarning)
 
 TESTS = []
-RESULTS = []
 
 
 def test(fn):
@@ -771,33 +768,8 @@ def bf16_params_follow_torch():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--json", help="write results here")
-    parser.add_argument("-k", help="run only tests whose name contains this")
-    options = parser.parse_args()
-    passed = failed = 0
-    for fn in TESTS:
-        if options.k and options.k not in fn.__name__:
-            continue
-        try:
-            details = fn()
-            passed += 1
-            RESULTS.append({"test": fn.__name__, "ok": True,
-                            "details": details})
-            print(f"PASS {fn.__name__} "
-                  f"{json.dumps(details) if details else ''}", flush=True)
-        except Exception as error:  # noqa: BLE001 - report and go on
-            failed += 1
-            RESULTS.append({"test": fn.__name__, "ok": False,
-                            "error": repr(error)})
-            print(f"FAIL {fn.__name__}: {error}", flush=True)
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    if options.json:
-        with open(options.json, "w") as out:
-            json.dump({"passed": passed, "failed": failed, "tests": RESULTS},
-                      out, indent=1)
-    return 1 if failed else 0
+    options = _gpu_tests.parse_args()
+    return _gpu_tests.run(TESTS, options.k, options.json)
 
 
 if __name__ == "__main__":
