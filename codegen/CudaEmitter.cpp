@@ -505,7 +505,7 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   DenseMap<Value, std::string> literals, uniformNames, varyingNames;
   SetVector<Value> uniformFields;
   // The same uniform values as a host program, while every op has a host
-  // form (hostProgram: instruction per value).
+  // form (hostValue: the instruction computing each value).
   HostUniforms host;
   DenseMap<Value, unsigned> hostValue;
   bool hostEvaluable = !plan.multiTensor;

@@ -384,6 +384,10 @@ llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
     return error;
 
   static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
+  // The arguments' values, indexed as the host uniform programs read them.
+  llvm::SmallVector<double, 16> argValues;
+  for (const LaunchArg &arg : args)
+    argValues.push_back(arg.value);
   for (auto [kernel, function] :
        llvm::zip_equal(plan.kernels, (*compiled)->functions)) {
     // Values first, then the pointer array into them; sized up front so
@@ -395,11 +399,8 @@ llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
     // floats: its bytes are the float array).
     llvm::SmallVector<float, 16> uniforms;
     if (kernel.hostUniforms && !kernel.hostUniforms->fields.empty()) {
-      llvm::SmallVector<double, 16> values;
-      for (const LaunchArg &arg : args)
-        values.push_back(arg.value);
       uniforms.resize(kernel.hostUniforms->fields.size());
-      kernel.hostUniforms->evaluate(values.data(), uniforms.data());
+      kernel.hostUniforms->evaluate(argValues.data(), uniforms.data());
       params.push_back(uniforms.data());
     }
     for (auto [index, param] : llvm::enumerate(kernel.params)) {
