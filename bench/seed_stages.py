@@ -21,6 +21,10 @@ Rows (case, impl):
     seed.stage3 kfuse  + kfuse.torch.nn.replace_norms (kfuse LayerNorm)
     seed.stage4 kfuse  + torch.autocast(bf16)
     seed.stage4 torch  fused AdamW + nn.LayerNorm + bf16 autocast
+    seed.stage4 torch_foreach
+                       torch.optim.AdamW(foreach=True) + bf16 autocast: a
+                       second correct bf16 run, how far two implementations
+                       drift apart (the yardstick for kfuse's stage 4 curve)
 seed.stage3 torch is not run: torch's nn.LayerNorm is already one native
 kernel, so it would be seed.stage2 torch again (listed under "omitted").
 Every row: lr 1e-4, AdamW's other defaults (betas 0.9/0.999, eps 1e-8,
@@ -45,16 +49,22 @@ Per row, on one fresh model:
   2. iter_ms: --warmup more steps, then --iters steps back to back, each
      between two CUDA events (no sync until the last); median, min, max;
      iter_mean_ms = first start to last end / iters (the anchor's number).
+     host_ms: the host's time to queue a step; near iter_ms, the step is
+     bound by the host (Python, launches) rather than by the GPU.
      peak_GiB: torch.cuda.max_memory_allocated over these steps, after a
      reset.
   3. opt_ms: opt.step() alone on fixed random grads (seeded generator),
      each call between CUDA events and synchronized (bench/_measure.time_ms,
-     3 warm-up calls), median, min, max over max(--iters, 10) calls.
+     3 warm-up calls), median, min, max over max(--iters, 10) calls;
+     opt_back_to_back_ms: as many calls back to back between two events
+     (each call's host work overlaps the previous call's kernels).
 
 Top level: speedup_stage4_kfuse_vs_torch (torch iter_ms / kfuse iter_ms),
-opt_ratio_stage2_torch_over_kfuse, speedup_vs_stage1 per row, loss_diff_*
-(max |a - b| and max |a - b| / |b| over the two curves; the stage1 vs torch
-stage2 pair is two torch fp32 AdamWs: the noise floor for the kfuse pairs),
+opt_ratio_stage2_torch_over_kfuse and its back-to-back twin,
+speedup_vs_stage1 per row, loss_diff_* (max |a - b| and max |a - b| / |b|
+over the two curves; the stage1 vs torch stage2 pair is two torch fp32
+AdamWs and the stage 4 torch_foreach vs torch pair two torch bf16 runs: the
+noise floors for the kfuse pairs),
 peak_GiB_compare per stage. One failing row records "error" (and whatever it
 measured before) and the others still run; the JSON is rewritten after
 every row; exit 1 if any row failed. Without torch or CUDA: SKIP, exit 0.
