@@ -32,11 +32,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <fmt/format.h>
@@ -59,31 +57,8 @@ static void addHostInstr(Operation *op, HostUniforms &host,
                          DenseMap<Value, unsigned> &hostValue,
                          llvm::function_ref<void(Value)> addConstant,
                          bool &evaluable) {
-  using Op = UniformInstr::Op;
-  std::optional<Op> kind =
-      llvm::TypeSwitch<Operation *, std::optional<Op>>(op)
-          .Case([](arith::AddFOp) { return Op::add; })
-          .Case([](arith::SubFOp) { return Op::sub; })
-          .Case([](arith::MulFOp) { return Op::mul; })
-          .Case([](arith::DivFOp) { return Op::div; })
-          .Case([](arith::NegFOp) { return Op::neg; })
-          .Case([](arith::RemFOp) { return Op::rem; })
-          .Case([](arith::MaximumFOp) { return Op::maximum; })
-          .Case([](arith::MinimumFOp) { return Op::minimum; })
-          .Case([](arith::MaxNumFOp) { return Op::maxnum; })
-          .Case([](arith::MinNumFOp) { return Op::minnum; })
-          .Case([](math::SqrtOp) { return Op::sqrt; })
-          .Case([](math::RsqrtOp) { return Op::rsqrt; })
-          .Case([](math::PowFOp) { return Op::pow; })
-          .Case([](math::ExpOp) { return Op::exp; })
-          .Case([](math::LogOp) { return Op::log; })
-          .Case([](math::AbsFOp) { return Op::abs; })
-          .Case([](math::TanhOp) { return Op::tanh; })
-          .Case([](math::FmaOp) { return Op::fma; })
-          .Case([](math::CopySignOp) { return Op::copysign; })
-          .Default([](Operation *) { return std::nullopt; });
-  if (!kind || op->getNumOperands() > 3 ||
-      !op->getResult(0).getType().isF32()) {
+  std::optional<UniformInstr::Op> kind = getHostUniformOp(op);
+  if (!kind || op->getNumOperands() > 3) {
     evaluable = false;
     return;
   }

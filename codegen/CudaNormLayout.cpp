@@ -43,10 +43,16 @@ unsigned minBlocksPerSM(unsigned blockSize, unsigned minThreadsPerSM) {
   return std::max(1u, minThreadsPerSM / blockSize);
 }
 
+/// Registers a thread may use when `blocks` blocks of `blockSize` threads
+/// share an SM's 64 K (allocated 8 at a time, at most 255).
+static unsigned registersPerThread(unsigned blockSize, unsigned blocks) {
+  return std::min(255u, (65536 / (blockSize * blocks)) & ~7u);
+}
+
 /// Registers a thread may use in a block of `blockSize` threads.
 static unsigned registerCap(unsigned blockSize, unsigned minThreadsPerSM) {
-  unsigned blocks = minBlocksPerSM(blockSize, minThreadsPerSM);
-  return std::min(255u, (65536 / (blockSize * blocks)) & ~7u);
+  return registersPerThread(blockSize,
+                            minBlocksPerSM(blockSize, minThreadsPerSM));
 }
 
 /// A conservative estimate of the registers a thread needs for `elements`
@@ -253,10 +259,10 @@ static unsigned estimateMinimumRegisters(const Layout &layout,
 static unsigned chooseLaunchBlocks(const Layout &layout,
                                    const RegisterDemand &demand,
                                    const NormEmitOptions &options) {
-  unsigned blockSize = layout.blockSize();
-  unsigned base = minBlocksPerSM(blockSize, options.minThreadsPerSM);
   if (options.launchMinBlocksPerSM)
     return options.launchMinBlocksPerSM;
+  unsigned blockSize = layout.blockSize();
+  unsigned base = minBlocksPerSM(blockSize, options.minThreadsPerSM);
   if (!layout.inRegisters || demand.columnSums > 0 || demand.fullInputs == 0)
     return base;
   uint64_t bytesPerBlock = uint64_t(layout.rows) * layout.vectors * layout.vec *
@@ -268,7 +274,7 @@ static unsigned chooseLaunchBlocks(const Layout &layout,
        kMaxThreadsPerSM / blockSize, kSharedBytesPerSM / shared});
   unsigned needed = estimateMinimumRegisters(layout, demand);
   for (; blocks > base; --blocks)
-    if (std::min<uint64_t>(255, (65536 / (blockSize * blocks)) & ~7u) >= needed)
+    if (registersPerThread(blockSize, blocks) >= needed)
       return blocks;
   return base;
 }

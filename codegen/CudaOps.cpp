@@ -147,46 +147,116 @@ static LogicalResult checkI1(Operation *op) {
   return success();
 }
 
+namespace {
+/// How an f32 op is spelled in CUDA (an operator, a function, negation or
+/// rsqrt's 1 / sqrt) and computed by a host uniform program: one list for
+/// both, so that an op with a device form has its host form too.
+struct FloatOpForm {
+  enum class Spelling { binary, call, neg, rsqrt };
+  Spelling spelling;
+  const char *token; // the operator or the f32 CUDA function
+  UniformInstr::Op host;
+};
+} // namespace
+
+static std::optional<FloatOpForm> getFloatOpForm(Operation *op) {
+  using S = FloatOpForm::Spelling;
+  using H = UniformInstr::Op;
+  return llvm::TypeSwitch<Operation *, std::optional<FloatOpForm>>(op)
+      .Case([](arith::AddFOp) {
+        return FloatOpForm{S::binary, "+", H::add};
+      })
+      .Case([](arith::SubFOp) {
+        return FloatOpForm{S::binary, "-", H::sub};
+      })
+      .Case([](arith::MulFOp) {
+        return FloatOpForm{S::binary, "*", H::mul};
+      })
+      .Case([](arith::DivFOp) {
+        return FloatOpForm{S::binary, "/", H::div};
+      })
+      .Case([](arith::NegFOp) {
+        return FloatOpForm{S::neg, "", H::neg};
+      })
+      .Case([](arith::RemFOp) {
+        return FloatOpForm{S::call, "fmodf", H::rem};
+      })
+      .Case([](arith::MaximumFOp) {
+        return FloatOpForm{S::call, "kfuse_maximumf", H::maximum};
+      })
+      .Case([](arith::MinimumFOp) {
+        return FloatOpForm{S::call, "kfuse_minimumf", H::minimum};
+      })
+      .Case([](arith::MaxNumFOp) {
+        return FloatOpForm{S::call, "fmaxf", H::maxnum};
+      })
+      .Case([](arith::MinNumFOp) {
+        return FloatOpForm{S::call, "fminf", H::minnum};
+      })
+      .Case([](math::SqrtOp) {
+        return FloatOpForm{S::call, "sqrtf", H::sqrt};
+      })
+      .Case([](math::RsqrtOp) {
+        return FloatOpForm{S::rsqrt, "", H::rsqrt};
+      })
+      .Case([](math::PowFOp) {
+        return FloatOpForm{S::call, "powf", H::pow};
+      })
+      .Case([](math::ExpOp) {
+        return FloatOpForm{S::call, "expf", H::exp};
+      })
+      .Case([](math::LogOp) {
+        return FloatOpForm{S::call, "logf", H::log};
+      })
+      .Case([](math::AbsFOp) {
+        return FloatOpForm{S::call, "fabsf", H::abs};
+      })
+      .Case([](math::TanhOp) {
+        return FloatOpForm{S::call, "tanhf", H::tanh};
+      })
+      .Case([](math::FmaOp) {
+        return FloatOpForm{S::call, "fmaf", H::fma};
+      })
+      .Case([](math::CopySignOp) {
+        return FloatOpForm{S::call, "copysignf", H::copysign};
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+std::optional<UniformInstr::Op> getHostUniformOp(Operation *op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).getType().isF32())
+    return std::nullopt;
+  if (std::optional<FloatOpForm> form = getFloatOpForm(op))
+    return form->host;
+  return std::nullopt;
+}
+
 /// Expressions of f32 ops that map one to one to a CUDA function or an
 /// operator; none for other ops.
 static std::optional<std::string>
 floatExpression(Operation *op, ArrayRef<std::string> x, bool wide) {
-  auto call = [&](StringRef function) {
-    // Uniform code runs in double: the libm name without the f suffix.
-    std::string name = function.str();
-    if (wide && !function.starts_with("kfuse_") && function.ends_with("f"))
-      name.pop_back();
-    std::string text = name + "(";
-    for (auto [index, operand] : llvm::enumerate(x))
-      text += (index ? ", " : "") + operand;
-    return text + ")";
-  };
-  auto binary = [&](StringRef symbol) {
-    return fmt::format("{} {} {}", x[0], symbol.str(), x[1]);
-  };
-  return llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
-      .Case([&](arith::AddFOp) { return binary("+"); })
-      .Case([&](arith::SubFOp) { return binary("-"); })
-      .Case([&](arith::MulFOp) { return binary("*"); })
-      .Case([&](arith::DivFOp) { return binary("/"); })
-      .Case([&](arith::NegFOp) { return "-(" + x[0] + ")"; })
-      .Case([&](arith::RemFOp) { return call("fmodf"); })
-      .Case([&](arith::MaximumFOp) { return call("kfuse_maximumf"); })
-      .Case([&](arith::MinimumFOp) { return call("kfuse_minimumf"); })
-      .Case([&](arith::MaxNumFOp) { return call("fmaxf"); })
-      .Case([&](arith::MinNumFOp) { return call("fminf"); })
-      .Case([&](math::SqrtOp) { return call("sqrtf"); })
-      .Case([&](math::RsqrtOp) {
-        return std::string(wide ? "1.0 / sqrt(" : "1.0f / sqrtf(") + x[0] + ")";
-      })
-      .Case([&](math::PowFOp) { return call("powf"); })
-      .Case([&](math::ExpOp) { return call("expf"); })
-      .Case([&](math::LogOp) { return call("logf"); })
-      .Case([&](math::AbsFOp) { return call("fabsf"); })
-      .Case([&](math::TanhOp) { return call("tanhf"); })
-      .Case([&](math::FmaOp) { return call("fmaf"); })
-      .Case([&](math::CopySignOp) { return call("copysignf"); })
-      .Default([](Operation *) { return std::nullopt; });
+  std::optional<FloatOpForm> form = getFloatOpForm(op);
+  if (!form)
+    return std::nullopt;
+  StringRef token = form->token;
+  switch (form->spelling) {
+  case FloatOpForm::Spelling::binary:
+    return fmt::format("{} {} {}", x[0], token.str(), x[1]);
+  case FloatOpForm::Spelling::neg:
+    return "-(" + x[0] + ")";
+  case FloatOpForm::Spelling::rsqrt:
+    return std::string(wide ? "1.0 / sqrt(" : "1.0f / sqrtf(") + x[0] + ")";
+  case FloatOpForm::Spelling::call:
+    break;
+  }
+  // Uniform code runs in double: the libm name without the f suffix.
+  std::string name = token.str();
+  if (wide && !token.starts_with("kfuse_") && token.ends_with("f"))
+    name.pop_back();
+  std::string text = name + "(";
+  for (auto [index, operand] : llvm::enumerate(x))
+    text += (index ? ", " : "") + operand;
+  return text + ")";
 }
 
 FailureOr<std::string>

@@ -35,6 +35,11 @@ mlir::FailureOr<std::string>
 emitOpExpression(mlir::Operation *op, llvm::ArrayRef<std::string> operands,
                  bool wide = false);
 
+/// The host uniform program's instruction for the f32 body op `op`, the
+/// same op list emitOpExpression spells; none for other ops (comparisons,
+/// selects, conversions), whose uniforms the device then computes.
+std::optional<UniformInstr::Op> getHostUniformOp(mlir::Operation *op);
+
 } // namespace kfuse
 
 #endif // KFUSE_CODEGEN_CUDAOPS_H

@@ -181,6 +181,20 @@ class Norm:
             check_norm(norm_lib().kfuse_norm_launch(
                 self._handle, args, len(self.args), rows, cols, handle))
 
+    def _fill_hypers(self, torch, args, values):
+        """Sets the hyperparameters of `args` from `values` (numbers or
+        one-element tensors, by name), the IR's defaults where missing."""
+        for index, name, default in self._hyper_slots:
+            value = values.get(name)
+            if value is None:
+                if default is None:
+                    raise _invalid(f"missing hyperparameter '{name}' (it has "
+                                   "no default)")
+                value = default
+            elif isinstance(value, torch.Tensor):
+                value = value.item()
+            args[index].value = float(value)
+
     def _launch_checked(self, torch, values, hypers, rows, cols):
         """A launch on the current device's current stream for a caller that
         has checked `values` itself (kfuse.torch.nn): every tensor argument,
@@ -197,12 +211,7 @@ class Norm:
             arg.data = value.data_ptr()
             arg.numel = value.numel()
             arg.dtype = codes[value.dtype]
-        for index, name, default in self._hyper_slots:
-            value = hypers.get(name, default)
-            if value is None:
-                raise _invalid(f"missing hyperparameter '{name}' (it has no "
-                               "default)")
-            args[index].value = value
+        self._fill_hypers(torch, args, hypers)
         check_norm(norm_lib().kfuse_norm_launch(
             self._handle, args, len(self.args), rows, cols,
             _current_stream(torch)))
@@ -284,16 +293,7 @@ class Norm:
             if rows is None or cols is None:
                 raise _invalid("cannot tell rows and cols from the "
                                "arguments of this norm")
-        for index, name, default in self._hyper_slots:
-            value = values.get(name)
-            if value is None:
-                if default is None:
-                    raise _invalid(f"missing hyperparameter '{name}' (it has "
-                                   "no default)")
-                value = default
-            elif isinstance(value, tensor_type):
-                value = value.item()
-            args[index].value = float(value)
+        self._fill_hypers(torch, args, values)
         if device is None:
             device = torch.device("cuda", torch.cuda.current_device())
         return args, rows, cols, device
@@ -326,6 +326,9 @@ def norm_library_dir():
 
 def library_norm(name):
     """The library norm `name` ("layernorm_fwd", ...), parsed once."""
+    norm = _LIBRARY_NORMS.get(name)  # no lock once parsed: every launch asks
+    if norm is not None:
+        return norm
     with _LIBRARY_LOCK:
         norm = _LIBRARY_NORMS.get(name)
         if norm is None:
