@@ -9,8 +9,13 @@ its `total_ms` counts IR text in to cubin out (parse, passes, emit, NVRTC,
 cache store). Each hit is the same command over the filled directory. The
 trivial kernel is compiled in this process through ctypes with the options
 kfuse passes to NVRTC for a cubin (cold_over_trivial), and with NVRTC's
-defaults, only the arch (cold_over_trivial_default_options). Medians
-of --repeats runs; writes DIR/bench_compile.json (one JSON object a line).
+defaults, only the arch (cold_over_trivial_default_options). Those
+trivial compiles follow a first, untimed one, while a fresh kfuse process
+pays NVRTC's once-per-process start-up; two ratios compare like with like:
+cold_over_trivial_first_in_process (the trivial kernel's first compile in a
+fresh process) and cold_warm_nvrtc_over_trivial (`kfuse compile
+--warm-nvrtc`, which starts NVRTC untimed first). Medians of --repeats
+runs; writes DIR/bench_compile.json (one JSON object a line).
 """
 
 import argparse
@@ -57,13 +62,27 @@ def nvrtc_ms(lib, source, options):
     return ms
 
 
-def kfuse_stats(kfuse, ir, cache_dir, arch):
+def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False):
     env = dict(os.environ, KFUSE_CACHE_DIR=cache_dir)
     env.pop("KFUSE_CACHE", None)
-    out = subprocess.run([kfuse, "compile", str(ir), "--emit=cubin",
-                          f"--arch={arch}", "-o", os.devnull, "--stats"],
-                         env=env, capture_output=True, text=True, check=True)
+    command = [kfuse, "compile", str(ir), "--emit=cubin", f"--arch={arch}",
+               "-o", os.devnull, "--stats"]
+    if warm:
+        command.append("--warm-nvrtc")
+    out = subprocess.run(command, env=env, capture_output=True, text=True,
+                         check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def trivial_first_ms(options):
+    """The first NVRTC compile of the trivial kernel in a fresh process: with
+    NVRTC's once-per-process start-up, as a fresh `kfuse compile` pays."""
+    code = (f"import sys; sys.path.insert(0, {str(REPO / 'bench')!r}); "
+            "import bench_compile as b; "
+            f"print(b.nvrtc_ms(b.nvrtc_library(), b.TRIVIAL, {options!r}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
 
 
 def commit():
@@ -107,8 +126,16 @@ def main():
     trivial_plain = statistics.median(nvrtc_ms(lib, TRIVIAL, plain_options)
                                       for _ in range(options.repeats))
 
-    cold, hits, stages = [], [], []
+    trivial_first = statistics.median(trivial_first_ms(arch_options)
+                                      for _ in range(options.repeats))
+
+    cold, hits, stages, warm_cold = [], [], [], []
     for _ in range(options.repeats):
+        with tempfile.TemporaryDirectory() as cache_dir:
+            warm = kfuse_stats(options.kfuse, options.ir, cache_dir,
+                               options.arch, warm=True)
+            assert warm["cache"] == "miss", warm
+            warm_cold.append(warm["total_ms"])
         with tempfile.TemporaryDirectory() as cache_dir:
             first = kfuse_stats(options.kfuse, options.ir, cache_dir,
                                 options.arch)
@@ -120,6 +147,7 @@ def main():
             hits.append(second["total_ms"])
             stages.append(first)
     cold_ms = statistics.median(cold)
+    warm_cold_ms = statistics.median(warm_cold)
     hit_ms = statistics.median(hits)
     median_stage = {key: statistics.median(s[key] for s in stages)
                     for key in ["parse_ms", "passes_ms", "emit_ms",
@@ -130,6 +158,12 @@ def main():
            "trivial_nvrtc_default_options_ms": trivial_plain,
            "cold_over_trivial_default_options": cold_ms / trivial_plain,
            "trivial_options": arch_options,
+           # Like with like: both first compiles of a fresh process, and
+           # both after NVRTC has started (kfuse compile --warm-nvrtc).
+           "trivial_first_in_process_ms": trivial_first,
+           "cold_over_trivial_first_in_process": cold_ms / trivial_first,
+           "cold_warm_nvrtc_total_ms": warm_cold_ms,
+           "cold_warm_nvrtc_over_trivial": warm_cold_ms / trivial,
            "disk_hit_total_ms": hit_ms,
            "disk_hit_over_cold": hit_ms / cold_ms,
            "cold_stages_ms": median_stage,

@@ -15,7 +15,11 @@ GB/s counts the fewest bytes a norm must move: fwd = 2 x rows*cols*elemsize
 written); the row statistics and weights are left out. pct_of_copy is
 against a device-to-device copy measured in the same run. ms is the median
 of CUDA-event timings after warm-up, of `inner` back-to-back calls divided
-by `inner` (so that host overhead below the GPU time does not count).
+by `inner`, queued behind a spin kernel so that the GPU's time alone is
+timed (bench/_measure.time_ms fed=True; the copy is timed so too).
+unfed_ms (and unfed_pct_of_copy) times the same calls from an idle GPU, so
+it adds the first call's host time over `inner` and any gap where the host
+falls behind the GPU.
 
 Before timing, kfuse's outputs are checked against torch's (a case whose
 outputs differ fails instead of being timed). Eager cases run first; the
@@ -95,6 +99,11 @@ class Report:
                  "pct_of_copy": 100.0 * gbps / copy if copy else None,
                  "min_bytes": min_bytes, "min_ms": timing["min_ms"],
                  "max_ms": timing["max_ms"], "repeats": timing["repeats"]}
+        if "unfed_ms" in timing:
+            entry["unfed_ms"] = timing["unfed_ms"]
+            entry["unfed_pct_of_copy"] = (
+                100.0 * min_bytes / (timing["unfed_ms"] * 1e-3) / GB / copy
+                if copy else None)
         entry.update(extra)
         self.data["results"].append(entry)
         print(f"{case:34s} {impl:14s} {timing['ms']:8.3f} ms "
@@ -124,20 +133,25 @@ def copy_bandwidth(report, warmup, repeats):
     n = 1 << 28
     src = torch.randn(n, device="cuda")
     dst = torch.empty_like(src)
-    timing = time_ms(lambda: dst.copy_(src), warmup, repeats)
+    timing = time_ms(lambda: dst.copy_(src), warmup, repeats, fed=True)
     report.data["copy_GBps"] = 8 * n / (timing["ms"] * 1e-3) / GB
     report.data["copy"] = dict(timing, numel=n, dtype="float32")
     print(f"copy: {report.data['copy_GBps']:.0f} GB/s (2^28 f32)", flush=True)
 
 
 def timed(fn, warmup, repeats, inner):
-    """time_ms of `inner` back-to-back calls, per call."""
+    """time_ms of `inner` back-to-back calls, per call: fed (the GPU's time
+    alone, see _measure.time_ms), with the timing from the start event on
+    the idle GPU as `unfed_ms` (which adds the first call's host time over
+    `inner`, and any gap where the host falls behind)."""
     def many():
         for _ in range(inner):
             fn()
-    timing = time_ms(many, warmup, repeats)
+    timing = time_ms(many, warmup, repeats, fed=True)
+    unfed = time_ms(many, 1, max(5, repeats // 2))
     for key in ("ms", "min_ms", "max_ms"):
         timing[key] /= inner
+    timing["unfed_ms"] = unfed["ms"] / inner
     timing["inner"] = inner
     return timing
 
@@ -316,12 +330,52 @@ def blocks_per_sm_sweep(report, warmup, repeats):
 
 
 def host_overhead(report):
-    """Host time of one kfuse.layer_norm_fwd call on a tiny input (the
-    Python argument checks and the launch), against F.layer_norm."""
+    """Host time of one forward call on a tiny input (argument checks and the
+    launch) through each kfuse entry point, against F.layer_norm: the
+    functional kfuse.layer_norm_fwd (allocates its outputs), Norm.__call__
+    on preallocated outputs, the lean launch kfuse.torch.nn uses
+    (Norm._launch_checked), kfuse.torch.nn.functional's layer_norm under
+    no_grad, and the three torch.empty calls the functional form makes; and
+    a LayerNorm module's forward and backward through autograd, kfuse's
+    against torch's."""
+    import kfuse.torch.nn as knn
+
     x = torch.randn(64, 1024, device="cuda")
     w, b = torch.ones(1024, device="cuda"), torch.zeros(1024, device="cuda")
+    y, mean, rstd = kfuse.layer_norm_fwd(x, w, b)
+    norm = kfuse.library_norm("layernorm_fwd")
+    tensors = dict(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd)
+    hypers = {"eps": 1e-5}
+
+    def empties():
+        torch.empty(x.shape, device=x.device, dtype=x.dtype)
+        torch.empty(x.shape[:-1], device=x.device, dtype=torch.float32)
+        torch.empty(x.shape[:-1], device=x.device, dtype=torch.float32)
+
+    def nn_functional():
+        with torch.no_grad():
+            knn.layer_norm(x, (1024,), w, b)
+
+    # A module's forward and backward through autograd, as in training.
+    xg = torch.randn(64, 1024, device="cuda", requires_grad=True)
+    dy = torch.randn(64, 1024, device="cuda")
+    kfuse_module = knn.LayerNorm(1024, device="cuda")
+    torch_module = torch.nn.LayerNorm(1024, device="cuda")
+
+    def module_fwdbwd(module):
+        module(xg).backward(dy)
+
     result = {}
     for impl, fn in (("kfuse", lambda: kfuse.layer_norm_fwd(x, w, b)),
+                     ("kfuse_module_fwdbwd",
+                      lambda: module_fwdbwd(kfuse_module)),
+                     ("torch_module_fwdbwd",
+                      lambda: module_fwdbwd(torch_module)),
+                     ("kfuse_norm_call", lambda: norm(**tensors, eps=1e-5)),
+                     ("kfuse_launch_checked", lambda: norm._launch_checked(
+                         torch, tensors, hypers, 64, 1024)),
+                     ("kfuse_nn_functional", nn_functional),
+                     ("torch_empty_x3", empties),
                      ("torch", lambda: F.layer_norm(x, (1024,), w, b))):
         for _ in range(20):
             fn()

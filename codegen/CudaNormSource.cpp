@@ -82,6 +82,20 @@ static __device__ __forceinline__ void kfuse_shuffle_equal_moments(
 }
 )cuda";
 
+/// Programmatic dependent launch (sm_90 and later; the runtime launches
+/// norms so): a kernel may then start while the previous kernel in its stream
+/// drains. It waits for that kernel's completion and memory before it reads
+/// or writes any, and lets the next kernel launch once all of its own blocks
+/// have started. Without a programmatic launch the wait returns at once.
+constexpr llvm::StringLiteral kLaunchPrelude = R"cuda(
+static __device__ __forceinline__ void kfuse_grid_dependency_sync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+)cuda";
+
 /// Device helpers of staged rows: asynchronous copies into shared memory
 /// (cp.async, sm_80 and later; a load and a store before) and reads back.
 constexpr llvm::StringLiteral kStagingPrelude = R"cuda(
@@ -933,6 +947,7 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
       "extern \"C\" __global__ void __launch_bounds__({}, {})\n{}({}) {{\n",
       plan.normName, plan.location, layout.blockSize(), layout.launchBlocks,
       plan.rowKernel, llvm::join(params, ", "));
+  out += "  kfuse_grid_dependency_sync();\n";
   // Uniform values, once per thread.
   for (auto [index, arg] : llvm::enumerate(plan.args))
     if (arg.shape == NormShape::scalar &&
@@ -1140,6 +1155,7 @@ FailureOr<std::string> SourceEmitter::emitFinishKernel() {
       "the\n"
       "// slices added in order, so the bits depend only on the grid.\n"
       "extern \"C\" __global__ void __launch_bounds__({3})\n{4}({5}) {{\n"
+      "  kfuse_grid_dependency_sync();\n"
       "  __shared__ float kfuse_slices[{2}][{1}];\n"
       "  const int column = threadIdx.x % {1};\n"
       "  const int slice = threadIdx.x / {1};\n"
@@ -1274,7 +1290,7 @@ LogicalResult SourceEmitter::emit() {
           ? std::string(", in registers")
           : fmt::format(" in each of {} chunks, looped", layout.chunks),
       layout.rows,
-      getCudaPrelude().str() +
+      getCudaPrelude().str() + kLaunchPrelude.str() +
           (layout.stages > 0 ? kStagingPrelude.str() : std::string()) +
           (usesVariance ? kMomentsPrelude.str() : std::string()),
       vectorTypeDefs, kernels);

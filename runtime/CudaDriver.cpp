@@ -46,6 +46,8 @@ CudaDriver::load(const std::string &path) {
                                               KFUSE_STRINGIFY_EXPANDED(name));
   KFUSE_CUDA_FUNCTIONS(KFUSE_RESOLVE)
 #undef KFUSE_RESOLVE
+  driver->cuLaunchKernelEx = reinterpret_cast<decltype(&::cuLaunchKernelEx)>(
+      resolve("cuLaunchKernelEx", KFUSE_STRINGIFY_EXPANDED(cuLaunchKernelEx)));
 
   CUresult init = driver->cuInit(0);
   if (init == CUDA_ERROR_NO_DEVICE)
@@ -177,9 +179,34 @@ llvm::Expected<DeviceInfo> CudaDriver::currentDevice() {
                 "cuDeviceGetAttribute"))
     return std::move(error);
   info.arch = "sm_" + std::to_string(major * 10 + minor);
+  info.computeMajor = major;
   std::lock_guard<std::mutex> lock(devicesMutex);
   devices[info.context] = info;
   return info;
+}
+
+CUresult CudaDriver::launchKernel(CUfunction function, unsigned gridX,
+                                  unsigned gridY, unsigned blockX,
+                                  unsigned sharedBytes, CUstream stream,
+                                  void **params, bool programmatic) const {
+  if (!programmatic || !cuLaunchKernelEx)
+    return cuLaunchKernel(function, gridX, gridY, 1, blockX, 1, 1, sharedBytes,
+                          stream, params, nullptr);
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = gridX;
+  config.gridDimY = gridY;
+  config.gridDimZ = 1;
+  config.blockDimX = blockX;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = sharedBytes;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cuLaunchKernelEx(&config, function, params, nullptr);
 }
 
 llvm::Expected<DeviceBuffer> DeviceBuffer::allocate(CudaDriver &driver,

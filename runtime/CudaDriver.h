@@ -25,6 +25,7 @@ struct DeviceInfo {
   CUcontext context = nullptr;
   CUdevice device = 0;
   std::string arch; // "sm_90"
+  int computeMajor = 0;
   int smCount = 0;
 };
 
@@ -81,6 +82,19 @@ public:
 #define KFUSE_DECLARE_POINTER(name) decltype(&::name) name = nullptr;
   KFUSE_CUDA_FUNCTIONS(KFUSE_DECLARE_POINTER)
 #undef KFUSE_DECLARE_POINTER
+
+  /// Optional: drivers before CUDA 12.0 lack it (launchKernel then falls
+  /// back to cuLaunchKernel).
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
+
+  /// cuLaunchKernel of a 2-D grid of 1-D blocks; with `programmatic`, where
+  /// the driver has cuLaunchKernelEx, a programmatic dependent launch: the
+  /// kernel may start while the previous kernel in `stream` drains, so it
+  /// must wait for it (griddepcontrol.wait, sm_90 and later) before it
+  /// touches memory.
+  CUresult launchKernel(CUfunction function, unsigned gridX, unsigned gridY,
+                        unsigned blockX, unsigned sharedBytes, CUstream stream,
+                        void **params, bool programmatic) const;
 
   /// The process-wide driver: libcuda.so.1 loaded and cuInit done, or why
   /// not ("no CUDA driver: ...", "no CUDA device"). Never crashes.

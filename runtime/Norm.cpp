@@ -125,6 +125,20 @@ static unsigned readBlocksPerSmOverride() {
   return 0;
 }
 
+/// Whether norms launch as programmatic dependent launches: yes unless
+/// KFUSE_PDL=0 (an A/B knob; the generated kernels wait either way).
+static bool readProgrammaticLaunch() {
+  const char *text = std::getenv("KFUSE_PDL");
+  return !text || llvm::StringRef(text) != "0";
+}
+
+static bool normProgrammaticLaunch() {
+  if (normLiveKnobs())
+    return readProgrammaticLaunch();
+  static const bool value = readProgrammaticLaunch();
+  return value;
+}
+
 unsigned normBlocksPerSmOverride() {
   // Read at every launch only where a measuring process changes it.
   if (normLiveKnobs())
@@ -597,14 +611,19 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   params.push_back(&partials);
 
   static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
+  // Hopper and later overlap a norm kernel's launch with the drain of the
+  // kernel before it; the kernels wait for it before touching memory.
+  const bool programmatic =
+      device->computeMajor >= 9 && normProgrammaticLaunch();
   auto run = [&](CUfunction function, const std::string &kernelName,
                  unsigned blocks, unsigned blocksY, unsigned threads,
                  unsigned sharedBytes, void **kernelParams) -> llvm::Error {
     std::string where = "kernel '" + kernelName + "' (" + plan.location + ")";
-    if (llvm::Error error = driver->check(
-            driver->cuLaunchKernel(function, blocks, blocksY, 1, threads, 1, 1,
-                                   sharedBytes, stream, kernelParams, nullptr),
-            "launch of " + where))
+    if (llvm::Error error =
+            driver->check(driver->launchKernel(function, blocks, blocksY,
+                                               threads, sharedBytes, stream,
+                                               kernelParams, programmatic),
+                          "launch of " + where))
       return error;
     if (syncEachKernel)
       return driver->check(driver->cuStreamSynchronize(stream),

@@ -69,10 +69,12 @@ def _torch_dtype_codes(torch):
 
 def _current_stream(torch):
     """The current device's current CUDA stream as a raw handle."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream",
+                  None)
     if raw is not None:  # an int, without making a Stream object
         return ctypes.c_void_p(raw(torch.cuda.current_device()) or None)
-    return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream or None)
+    stream = torch.cuda.current_stream()
+    return ctypes.c_void_p(getattr(stream, "cuda_stream", stream) or None)
 
 
 def _stream_handle(torch, stream, device):
@@ -172,11 +174,14 @@ class Norm:
         import torch
 
         args, rows, cols, device = self._pack(torch, values)
-        handle = _stream_handle(torch, stream, device)
         if device.index is None or device.index == torch.cuda.current_device():
+            # The raw handle of the current stream makes no Stream object.
+            handle = (_current_stream(torch) if stream is None else
+                      _stream_handle(torch, stream, device))
             check_norm(norm_lib().kfuse_norm_launch(
                 self._handle, args, len(self.args), rows, cols, handle))
             return
+        handle = _stream_handle(torch, stream, device)
         with torch.cuda.device(device):
             check_norm(norm_lib().kfuse_norm_launch(
                 self._handle, args, len(self.args), rows, cols, handle))

@@ -45,6 +45,7 @@
 // CHECK-LABEL: // The column sums of @layernorm_bwd
 // CHECK: extern "C" __global__ void __launch_bounds__(256)
 // CHECK-NEXT: kfuse_layernorm_bwd_finish(const float *__restrict__ partials, int grid, float *__restrict__ dweight, float *__restrict__ dbias) {
+// CHECK-NEXT: kfuse_grid_dependency_sync();
 // CHECK-NEXT: __shared__ float kfuse_slices[8][32];
 // CHECK-NEXT: const int column = threadIdx.x % 32;
 // CHECK-NEXT: const int slice = threadIdx.x / 32;

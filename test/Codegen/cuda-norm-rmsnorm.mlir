@@ -27,6 +27,7 @@
 // CHECK-LABEL: // The row kernel of @rmsnorm_offset, from {{.*}}cuda-norm-rmsnorm.mlir:{{[0-9]+}}:1.
 // CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256, 4)
 // CHECK-NEXT: kfuse_rmsnorm_offset_rows(const unsigned short *__restrict__ x, const float *__restrict__ weight, unsigned short *__restrict__ y, double eps, long long rows, float *__restrict__ partials) {
+// CHECK-NEXT: kfuse_grid_dependency_sync();
 // CHECK-NEXT: const float eps_f = (float)eps;
 // CHECK-NEXT: const int lane = threadIdx.x % 64;
 // CHECK-NEXT: const int slot = threadIdx.x / 64;

@@ -14,6 +14,7 @@
 #include "tools/kfuse/Commands.h"
 
 #include "codegen/NormPipeline.h"
+#include "runtime/Nvrtc.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -106,6 +107,13 @@ static cl::opt<std::string> output("o",
 static cl::opt<bool>
     stats("stats", cl::desc("print one JSON line of kernel statistics, last"),
           cl::sub(compileCommand), cl::cat(category));
+
+static cl::opt<bool> warmNvrtc(
+    "warm-nvrtc",
+    cl::desc("first compile a one-line kernel, untimed, so that --stats "
+             "leaves out NVRTC's once-per-process start-up (as in a process "
+             "that has compiled before; for benchmarks)"),
+    cl::Hidden, cl::sub(compileCommand), cl::cat(category));
 
 static cl::opt<int64_t>
     normCols("cols", cl::desc("row length of a norm (required for norms)"),
@@ -222,6 +230,15 @@ int main(int argc, char **argv) {
   Expected<CommonOptions> options = collectCommonOptions();
   if (!options)
     return reportError(options.takeError());
+  if (compileCommand && warmNvrtc) {
+    NvrtcOptions warmOptions;
+    warmOptions.arch = resolveArch(options->arch);
+    Expected<NvrtcResult> warmed = compileWithNvrtc(
+        "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += 1.0f; }",
+        "warm.cu", warmOptions);
+    if (!warmed)
+      return reportError(warmed.takeError());
+  }
   if (compileCommand && isNormInput(*options))
     return runCompileNorm(*options, normCols, inputDType, weightDType, emit,
                           output, stats);
