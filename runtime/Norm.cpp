@@ -61,31 +61,26 @@ specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
         arg.dtype != DType::f16)
       return invalid("tensor '" + name + "' has unsupported dtype " +
                      dtypeName(arg.dtype) + " (f32, bf16 or f16)");
-    int64_t expected = 0;
-    std::string needs;
-    switch (info.shape) {
-    case NormShape::full:
-      expected = rows * cols;
-      needs = "a full tensor of a " + std::to_string(rows) + " x " +
-              std::to_string(cols) + " norm needs " + std::to_string(expected);
-      break;
-    case NormShape::row:
-      expected = rows;
-      needs = "a row tensor of a " + std::to_string(rows) + "-row norm needs " +
-              std::to_string(expected);
-      break;
-    case NormShape::col:
-      expected = cols;
-      needs = "a column tensor of a " + std::to_string(cols) +
-              "-column norm needs " + std::to_string(expected);
-      break;
-    case NormShape::scalar:
+    int64_t expected = info.shape == NormShape::full  ? rows * cols
+                       : info.shape == NormShape::row ? rows
+                       : info.shape == NormShape::col ? cols
+                                                      : -1;
+    if (expected < 0)
       return makeError(ErrorCode::Internal,
                        "tensor argument '" + name + "' has a scalar shape");
-    }
-    if (arg.numel != expected)
+    // The message is built only for a mismatch: this runs at every launch.
+    if (arg.numel != expected) {
+      std::string needs =
+          info.shape == NormShape::full
+              ? "a full tensor of a " + std::to_string(rows) + " x " +
+                    std::to_string(cols) + " norm needs "
+          : info.shape == NormShape::row
+              ? "a row tensor of a " + std::to_string(rows) + "-row norm needs "
+              : "a column tensor of a " + std::to_string(cols) +
+                    "-column norm needs ";
       return invalid("tensor '" + name + "' has " + llvm::Twine(arg.numel) +
-                     " elements; " + needs);
+                     " elements; " + needs + llvm::Twine(expected));
+    }
     if (!arg.data && arg.numel > 0)
       return invalid("tensor '" + name + "' is a null pointer");
     spec.dtypes[index] = arg.dtype;
@@ -618,16 +613,19 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   auto run = [&](CUfunction function, const std::string &kernelName,
                  unsigned blocks, unsigned blocksY, unsigned threads,
                  unsigned sharedBytes, void **kernelParams) -> llvm::Error {
-    std::string where = "kernel '" + kernelName + "' (" + plan.location + ")";
-    if (llvm::Error error =
-            driver->check(driver->launchKernel(function, blocks, blocksY,
+    // The kernel's name and IR location, as text only for an error.
+    auto where = [&](const char *what) {
+      return (llvm::Twine(what) + " kernel '" + kernelName + "' (" +
+              plan.location + ")")
+          .str();
+    };
+    if (CUresult result = driver->launchKernel(function, blocks, blocksY,
                                                threads, sharedBytes, stream,
-                                               kernelParams, programmatic),
-                          "launch of " + where))
-      return error;
+                                               kernelParams, programmatic))
+      return driver->check(result, where("launch of"));
     if (syncEachKernel)
-      return driver->check(driver->cuStreamSynchronize(stream),
-                           "execution of " + where);
+      if (CUresult result = driver->cuStreamSynchronize(stream))
+        return driver->check(result, where("execution of"));
     return llvm::Error::success();
   };
 
