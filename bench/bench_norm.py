@@ -329,67 +329,6 @@ def blocks_per_sm_sweep(report, warmup, repeats):
             os.environ["KFUSE_NORM_BLOCKS_PER_SM"] = saved
 
 
-def host_overhead(report):
-    """Host time of one forward call on a tiny input (argument checks and the
-    launch) through each kfuse entry point, against F.layer_norm: the
-    functional kfuse.layer_norm_fwd (allocates its outputs), Norm.__call__
-    on preallocated outputs, the lean launch kfuse.torch.nn uses
-    (Norm._launch_checked), kfuse.torch.nn.functional's layer_norm under
-    no_grad, and the three torch.empty calls the functional form makes; and
-    a LayerNorm module's forward and backward through autograd, kfuse's
-    against torch's."""
-    import kfuse.torch.nn as knn
-
-    x = torch.randn(64, 1024, device="cuda")
-    w, b = torch.ones(1024, device="cuda"), torch.zeros(1024, device="cuda")
-    y, mean, rstd = kfuse.layer_norm_fwd(x, w, b)
-    norm = kfuse.library_norm("layernorm_fwd")
-    tensors = dict(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd)
-    hypers = {"eps": 1e-5}
-
-    def empties():
-        torch.empty(x.shape, device=x.device, dtype=x.dtype)
-        torch.empty(x.shape[:-1], device=x.device, dtype=torch.float32)
-        torch.empty(x.shape[:-1], device=x.device, dtype=torch.float32)
-
-    def nn_functional():
-        with torch.no_grad():
-            knn.layer_norm(x, (1024,), w, b)
-
-    # A module's forward and backward through autograd, as in training.
-    xg = torch.randn(64, 1024, device="cuda", requires_grad=True)
-    dy = torch.randn(64, 1024, device="cuda")
-    kfuse_module = knn.LayerNorm(1024, device="cuda")
-    torch_module = torch.nn.LayerNorm(1024, device="cuda")
-
-    def module_fwdbwd(module):
-        module(xg).backward(dy)
-
-    result = {}
-    for impl, fn in (("kfuse", lambda: kfuse.layer_norm_fwd(x, w, b)),
-                     ("kfuse_module_fwdbwd",
-                      lambda: module_fwdbwd(kfuse_module)),
-                     ("torch_module_fwdbwd",
-                      lambda: module_fwdbwd(torch_module)),
-                     ("kfuse_norm_call", lambda: norm(**tensors, eps=1e-5)),
-                     ("kfuse_launch_checked", lambda: norm._launch_checked(
-                         torch, tensors, hypers, 64, 1024)),
-                     ("kfuse_nn_functional", nn_functional),
-                     ("torch_empty_x3", empties),
-                     ("torch", lambda: F.layer_norm(x, (1024,), w, b))):
-        for _ in range(20):
-            fn()
-        torch.cuda.synchronize()
-        calls = 500
-        begin = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-        result[impl] = (time.perf_counter() - begin) * 1e6 / calls
-    report.data["host_us_per_call_64x1024_fwd"] = result
-    print("host us per call (64x1024 fwd):", json.dumps(result), flush=True)
-
-
 def cases(only):
     for kind in ("layernorm", "rmsnorm"):
         for dname in ("f32", "bf16"):
@@ -424,7 +363,6 @@ def main():
                                       "error": "torch has no F.rms_norm"})
 
     report.guarded("copy", lambda: copy_bandwidth(report, w, r))
-    report.guarded("host overhead", lambda: host_overhead(report))
     for spec in cases(options.only):
         def run(spec=spec):
             run_eager(report, Case(*spec), w, r)

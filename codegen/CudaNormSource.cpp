@@ -1028,12 +1028,20 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
 
   if (layout.columnInputsInRegisters)
     out += emitColumnInputLoads("  ");
-  if (layout.stages == 2) {
-    // The first row group is copied in before the loop; each iteration
-    // copies the next one into the other buffer while it computes.
+  unsigned stages = layout.stages;
+  if (stages >= 2) {
+    // The first stages - 1 row groups are copied in before the loop; each
+    // iteration copies the one stages - 1 groups ahead into the buffer the
+    // previous iteration read while it computes.
     out += "  int stage = 0;\n";
-    out += emitStageCopies(
-        "  ", fmt::format("(blockIdx.x * {}ll + slot)", layout.rows), "0");
+    for (unsigned ahead = 0; ahead + 1 < stages; ++ahead)
+      out += emitStageCopies(
+          "  ",
+          ahead == 0
+              ? fmt::format("(blockIdx.x * {}ll + slot)", layout.rows)
+              : fmt::format("((blockIdx.x + {} * gridDim.x) * {}ll + slot)",
+                            ahead, layout.rows),
+          std::to_string(ahead));
   }
   out += fmt::format("  for (long long group = blockIdx.x; group * {0} < rows; "
                      "group += gridDim.x) {{\n"
@@ -1044,15 +1052,21 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
   if (layout.stages == 1) {
     out += emitStageCopies("    ", "row", "0");
     out += "    kfuse_stage_wait<0>();\n";
-  } else if (layout.stages == 2) {
+  } else if (stages == 2) {
     out += emitStageCopies("    ",
                            fmt::format("(row + gridDim.x * {}ll)", layout.rows),
                            "(stage ^ 1)");
     out += "    kfuse_stage_wait<1>();\n";
+  } else if (stages > 2) {
+    out += emitStageCopies(
+        "    ",
+        fmt::format("(row + gridDim.x * {}ll)", (stages - 1) * layout.rows),
+        fmt::format("(stage == 0 ? {} : stage - 1)", stages - 1));
+    out += fmt::format("    kfuse_stage_wait<{}>();\n", stages - 1);
   }
   for (unsigned index : stagedInputs)
     out += fmt::format("    const unsigned {} = {};\n", localNames[index],
-                       stagedSlot(index, layout.stages == 2 ? "stage" : "0"));
+                       stagedSlot(index, stages >= 2 ? "stage" : "0"));
   if (layout.inRegisters && layout.stages == 0) {
     SmallVector<unsigned> inputs;
     for (unsigned index = 0; index < plan.args.size(); ++index)
@@ -1125,11 +1139,14 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
   }
   if (crossWarp && phases == 1)
     out += "    parity ^= 1;\n";
-  if (layout.stages == 2)
+  if (stages == 2)
     out += "    stage ^= 1;\n";
+  else if (stages > 2)
+    out +=
+        fmt::format("    stage = stage == {} ? 0 : stage + 1;\n", stages - 1);
   out += "  }\n";
-  if (layout.stages == 2)
-    out += "  kfuse_stage_wait<0>(); // the last, empty prefetch\n";
+  if (stages >= 2)
+    out += "  kfuse_stage_wait<0>(); // the last, empty prefetches\n";
   if (!accumulators.empty() && layout.sums != Layout::Sums::global)
     out += emitColumnPartials();
   out += "}\n";

@@ -133,7 +133,7 @@ static unsigned positiveEnvironment(const char *name) {
 static std::optional<unsigned> stagesEnvironment() {
   const char *text = std::getenv("KFUSE_NORM_STAGES");
   unsigned value = 0;
-  if (!text || llvm::StringRef(text).getAsInteger(10, value) || value > 2)
+  if (!text || llvm::StringRef(text).getAsInteger(10, value) || value > 4)
     return std::nullopt;
   return value;
 }

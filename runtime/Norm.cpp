@@ -152,7 +152,7 @@ unsigned normGridSize(const NormPlan &plan, int64_t rows, int smCount,
     blocks = std::min<int64_t>(blocks, plan.maxGridBlocks);
   // Column partials are per block, and prefetching blocks run several row
   // groups: one wave of resident blocks.
-  if (!plan.columnOutputs.empty() || plan.stages == 2)
+  if (!plan.columnOutputs.empty() || plan.stages >= 2)
     blocks = std::min<int64_t>(
         blocks, std::max<int64_t>(int64_t(smCount) * blocksPerSm, 1));
   // The grid's x dimension holds at most 2^31 - 1 blocks.

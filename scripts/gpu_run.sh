@@ -4,7 +4,8 @@
 #   bash scripts/gpu_run.sh
 # Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
-# bench_adamw.json, test_gpu_norm.json, bench_norm.json, profile_norm.jsonl,
+# bench_adamw.json, test_gpu_norm.json, host_norm.jsonl, bench_norm.json,
+# profile_norm.jsonl,
 # bench_compile.json, test_gpu_optim.json, test_gpu_nn.json, seed_stages.json
 # (with KFUSE_GPU_SWEEP=1
 # also sweep_norm.jsonl, and ln_bf16.sass).
@@ -99,8 +100,9 @@ fi
 if want norm; then
   step "python GPU tests: norms"
   run python3 bench/test_gpu_norm.py --json "$OUT/test_gpu_norm.json"
-  # Every row layout, forced: registers, staged, staged with prefetch.
-  for stages in 0 1 2; do
+  # Every row layout, forced: registers, staged, staged with prefetch of
+  # one and of two row groups.
+  for stages in 0 1 2 3; do
     step "python GPU tests: norms with KFUSE_NORM_STAGES=$stages"
     KFUSE_NORM_STAGES=$stages run python3 bench/test_gpu_norm.py
   done
@@ -113,6 +115,10 @@ if want norm; then
       grep -cE '^ +/\*[0-9a-f]{4}\*/' "$OUT/ln_bf16.sass" | tee -a "$LOG"
     rm -f "$OUT/ln_bf16.cubin"
   fi
+
+  step "host time per norm call (programmatic dependent launch on, off)"
+  run python3 bench/host_norm.py --out "$OUT" --label pdl
+  KFUSE_PDL=0 run python3 bench/host_norm.py --out "$OUT" --label no_pdl
 
   step "norm benchmark (LayerNorm, RMSNorm: kfuse, torch, torch.compile)"
   run timeout 300 python3 bench/bench_norm.py --out "$OUT"

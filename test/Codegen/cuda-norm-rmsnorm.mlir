@@ -3,6 +3,7 @@
 // RUN: env KFUSE_NORM_STAGES=0 kfuse compile %s --cols=2048 --input-dtype=bf16 --weight-dtype=f32 --emit=cuda | FileCheck %s --check-prefix=REGS
 // RUN: kfuse compile %s --cols=2048 --input-dtype=bf16 --weight-dtype=f32 --emit=cuda | FileCheck %s --check-prefix=ONE
 // RUN: env KFUSE_NORM_STAGES=0 kfuse compile %s --cols=2048 --input-dtype=bf16 --weight-dtype=f32 --emit=ptx --arch=sm_90 | FileCheck %s --check-prefix=REGS-PTX
+// RUN: env KFUSE_NORM_STAGES=3 kfuse compile %s --cols=2048 --input-dtype=bf16 --weight-dtype=f32 --emit=cuda | FileCheck %s --check-prefix=THREE
 
 // A Gemma-style RMSNorm over bf16 rows of 2048 with an f32 weight stored as
 // an offset from 1 (a value computed per column): 16-byte vectors of 8 bf16,
@@ -92,6 +93,23 @@
 // PTX-DAG: ld.global.nc.v4.f32
 // PTX-DAG: cvt.rn.bf16x2.f32
 // PTX-DAG: st.global.v4.u32
+
+// Three buffers: two row groups copied before the loop, each iteration
+// copying the one two groups ahead into the buffer the last one read, and
+// waiting for all but the two latest copies.
+// THREE: 64 threads per row (4 vector(s) each, staged in shared memory, 3 buffer(s))
+// THREE: int stage = 0;
+// THREE: const bool fill = (blockIdx.x * 4ll + slot) < rows;
+// THREE: const unsigned x_to = x_stage + (0 * 4 + slot) * 4096u;
+// THREE: const bool fill = ((blockIdx.x + 1 * gridDim.x) * 4ll + slot) < rows;
+// THREE: const unsigned x_to = x_stage + (1 * 4 + slot) * 4096u;
+// THREE: for (long long group = blockIdx.x;
+// THREE: const bool fill = (row + gridDim.x * 8ll) < rows;
+// THREE: const unsigned x_to = x_stage + ((stage == 0 ? 2 : stage - 1) * 4 + slot) * 4096u;
+// THREE: kfuse_stage_wait<2>();
+// THREE-NEXT: const unsigned x_v = x_stage + (stage * 4 + slot) * 4096u;
+// THREE: stage = stage == 2 ? 0 : stage + 1;
+// THREE: kfuse_stage_wait<0>(); // the last, empty prefetches
 
 // One buffer, the default here: the row group copied and waited for at the
 // top of each iteration.

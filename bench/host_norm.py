@@ -1,0 +1,99 @@
+"""Host time of a norm call through each of kfuse's entry points, against
+torch's: what a small norm, or a training step bound by its host, pays
+per call.
+
+    KFUSE_LIBRARY=build/lib/libkfuse.so python3 bench/host_norm.py \
+        [--out DIR] [--label NAME]
+
+On a 64 x 1024 float32 input (the GPU's work is a few microseconds, under
+the host's), the mean wall time per call of 500 calls after 50 warm-up
+ones, synchronized at the end:
+  functional        kfuse.layer_norm_fwd (allocates y, mean, rstd)
+  norm_call         Norm.__call__ on preallocated outputs (checked)
+  launch_checked    Norm._launch_checked, the lean launch of kfuse.torch.nn
+  bwd_launch_checked  the backward's (row and finish kernels, workspace)
+  module_fwd        kfuse.torch.nn.LayerNorm forward, autograd recording
+  module_fwdbwd     ... and its backward
+  torch_*           F.layer_norm and nn.LayerNorm the same way
+Run in a process of its own: KFUSE_NORM_LIVE_KNOBS (which bench_norm.py
+sets) makes every launch read the knobs' environment variables. Appends one
+JSON line to DIR/host_norm.jsonl, with --label and KFUSE_PDL.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "bench"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import kfuse  # noqa: E402
+import kfuse.torch.nn as knn  # noqa: E402
+from _measure import commit  # noqa: E402
+
+
+def per_call_us(fn, calls=500, warmup=50):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    begin = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - begin) * 1e6 / calls
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--label", default="")
+    options = parser.parse_args()
+    rows, cols = 64, 1024
+    x = torch.randn(rows, cols, device="cuda")
+    w = torch.ones(cols, device="cuda")
+    b = torch.zeros(cols, device="cuda")
+    dy = torch.randn(rows, cols, device="cuda")
+    y, mean, rstd = kfuse.layer_norm_fwd(x, w, b)
+    fwd = kfuse.library_norm("layernorm_fwd")
+    bwd = kfuse.library_norm("layernorm_bwd")
+    fwd_tensors = dict(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd)
+    dx, dw, db = torch.empty_like(x), torch.empty_like(w), torch.empty_like(b)
+    bwd_tensors = dict(dy=dy, x=x, mean=mean, rstd=rstd, weight=w, dx=dx,
+                       dweight=dw, dbias=db)
+    xg = x.clone().requires_grad_()
+    kfuse_module = knn.LayerNorm(cols, device="cuda")
+    torch_module = torch.nn.LayerNorm(cols, device="cuda")
+
+    cases = {
+        "functional": lambda: kfuse.layer_norm_fwd(x, w, b),
+        "norm_call": lambda: fwd(**fwd_tensors, eps=1e-5),
+        "launch_checked": lambda: fwd._launch_checked(
+            torch, fwd_tensors, {"eps": 1e-5}, rows, cols),
+        "bwd_launch_checked": lambda: bwd._launch_checked(
+            torch, bwd_tensors, {}, rows, cols),
+        "module_fwd": lambda: kfuse_module(xg),
+        "module_fwdbwd": lambda: kfuse_module(xg).backward(dy),
+        "torch_functional": lambda: F.layer_norm(x, (cols,), w, b),
+        "torch_module_fwd": lambda: torch_module(xg),
+        "torch_module_fwdbwd": lambda: torch_module(xg).backward(dy),
+    }
+    result = {name: round(per_call_us(fn), 2) for name, fn in cases.items()}
+    row = {"label": options.label, "KFUSE_PDL": os.environ.get("KFUSE_PDL"),
+           "rows": rows, "cols": cols, "host_us_per_call": result,
+           "commit": commit(REPO), "device": torch.cuda.get_device_name(0)}
+    print(json.dumps(row), flush=True)
+    out = pathlib.Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "host_norm.jsonl", "a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
