@@ -6,7 +6,8 @@
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
 # bench_adamw.json, test_gpu_norm.json, host_norm.jsonl, bench_norm.json,
 # profile_norm.jsonl,
-# bench_compile.json, test_gpu_optim.json, test_gpu_nn.json, seed_stages.json
+# bench_compile.json, test_gpu_optim.json, test_gpu_nn.json, test_gpu_dist.json,
+# seed_stages.json
 # (with KFUSE_GPU_SWEEP=1
 # also sweep_norm.jsonl, and ln_bf16.sass).
 # KFUSE_GPU_ONLY=optim, =norm or =torch runs the unit tests and only that
@@ -138,6 +139,9 @@ if want torch; then
 
   step "python GPU tests: kfuse.torch.nn against torch.nn"
   run timeout 240 python3 bench/test_gpu_nn.py --json "$OUT/test_gpu_nn.json"
+
+  step "python GPU tests: kfuse.torch.optim under torch.distributed (FSDP2, DDP)"
+  run timeout 240 python3 bench/test_gpu_dist.py --json "$OUT/test_gpu_dist.json"
 
   step "the seed's staged benchmark: GPT of 135 M params, kfuse and torch"
   run timeout 420 python3 bench/seed_stages.py --out "$OUT/seed_stages.json"

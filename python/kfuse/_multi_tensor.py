@@ -486,14 +486,18 @@ class MultiTensorUpdate:
 
 
 def multi_tensor(update, params, grads=None, states=None, grad_scaling=False,
-                 check_stale=True, model_params=None, **hypers):
+                 check_stale=True, model_params=None, grads_of=None,
+                 **hypers):
     """A MultiTensorUpdate from parallel lists.
 
     `params`: the parameters; `grads`: their grads (default: each param's
     .grad, re-checked at every step so that a grad replaced by backward is
     caught); `states`: {state name: list of tensors}; `hypers`: initial
     hyperparameters; `model_params`: with f32 master `params`, their
-    bf16/f16 model copies, written in the same pass (master weights).
+    bf16/f16 model copies, written in the same pass (master weights);
+    `grads_of`: instead of `params`, the objects whose .grad is read at
+    every step, one a param (kfuse.torch.optim passes the local shards of
+    DTensor params, whose grads live on the DTensors).
     """
     from . import Update
     if not isinstance(update, Update):
@@ -507,14 +511,18 @@ def multi_tensor(update, params, grads=None, states=None, grad_scaling=False,
                            f"argument, this one has {len(roles.get(role, []))}"
                            "; build the groups and use MultiTensorUpdate")
     params = list(params)
-    grads_of = None
     if grads is None:
-        missing = [i for i, p in enumerate(params) if p.grad is None]
+        grads_of = params if grads_of is None else list(grads_of)
+        if len(grads_of) != len(params):
+            raise _invalid(f"{len(params)} params but {len(grads_of)} "
+                           "grads_of")
+        missing = [i for i, p in enumerate(grads_of) if p.grad is None]
         if missing:
             raise _invalid(f"params {missing[:8]} have no .grad yet; run "
                            "backward first or pass grads=")
-        grads = [p.grad for p in params]
-        grads_of = params
+        grads = [p.grad for p in grads_of]
+    elif grads_of is not None:
+        raise _invalid("pass grads or grads_of, not both")
     grads = list(grads)
     states = {name: list(tensors) for name, tensors in (states or {}).items()}
     state_names = roles.get("state", [])

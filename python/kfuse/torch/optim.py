@@ -87,6 +87,55 @@ _SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 # Marks a hyper last written from a CUDA tensor: copied again every step.
 _FOLLOWS_TENSOR = object()
 
+
+
+# -- DTensor params (FSDP2, tensor parallelism) -------------------------------
+# A DTensor param is updated through its local shard: every update here is
+# elementwise, so the shards of a param, its grad and its states, placed
+# alike, update independently. States stay DTensors in optimizer.state (and
+# so in the state dict), placed like their params, as torch.optim keeps
+# them.
+
+def _local(tensor):
+    """The tensor a kernel updates: a DTensor's local shard, else itself."""
+    local = getattr(tensor, "_local_tensor", None)
+    return tensor if local is None else local
+
+
+def _is_dtensor(tensor):
+    return getattr(tensor, "_local_tensor", None) is not None
+
+
+class _LocalGradOf:
+    """A DTensor param's grad as its local shard: MultiTensorUpdate reads
+    `.grad` of these at every step (FSDP2 hands each backward's grads over
+    as new DTensors)."""
+
+    __slots__ = ("param",)
+
+    def __init__(self, param):
+        self.param = param
+
+    @property
+    def grad(self):
+        grad = self.param.grad
+        return None if grad is None else _local(grad)
+
+
+def _placement_text(tensor):
+    if not _is_dtensor(tensor):
+        return "a plain tensor"
+    return (f"a DTensor placed {tuple(tensor.placements)} on mesh "
+            f"{tensor.device_mesh}")
+
+
+def _placed_alike(a, b):
+    if _is_dtensor(a) != _is_dtensor(b):
+        return False
+    return not _is_dtensor(a) or (a.device_mesh == b.device_mesh and
+                                  tuple(a.placements) == tuple(b.placements))
+
+
 _updates = {}  # resolved source -> kfuse.Update, parsed once per process
 _updates_lock = threading.Lock()
 
@@ -496,13 +545,21 @@ class KfuseOptimizer(torch.optim.Optimizer):
         update = _update_for(variant)
         for cohort in _spec.step_cohorts(steps):
             cohort_params = [members[i] for i in cohort]
-            states = {ir_name: [self.state[p][key] for p in cohort_params]
+            states = {ir_name: [_local(self.state[p][key])
+                                for p in cohort_params]
                       for key, ir_name in variant.states}
             hypers = dict(initial)
             if variant.step is not None:
                 hypers["step"] = steps[cohort[0]]
-            mtu = kfuse.multi_tensor(update, params=cohort_params,
-                                     states=states,
+            # DTensor params update their local shards, grads read from the
+            # DTensors at every step.
+            grads_of = None
+            if any(map(_is_dtensor, cohort_params)):
+                grads_of = [_LocalGradOf(p) if _is_dtensor(p) else p
+                            for p in cohort_params]
+            mtu = kfuse.multi_tensor(update,
+                                     params=list(map(_local, cohort_params)),
+                                     states=states, grads_of=grads_of,
                                      grad_scaling=self._kfuse_grad_scaling,
                                      check_stale=self._kfuse_check_stale,
                                      **hypers)
@@ -537,7 +594,19 @@ class KfuseOptimizer(torch.optim.Optimizer):
             raise NotImplementedError(f"{where} has a {grad.dtype} grad; "
                                       "kfuse reads float32, bfloat16 and "
                                       "float16 grads")
-        if not param.is_contiguous() or not grad.is_contiguous():
+        if _is_dtensor(param) or _is_dtensor(grad):
+            if not _placed_alike(param, grad):
+                raise NotImplementedError(
+                    f"{where} is {_placement_text(param)} but its grad is "
+                    f"{_placement_text(grad)}; kfuse updates the local shards "
+                    "of a param and a grad placed alike")
+            if any(placement.is_partial() for placement in param.placements):
+                raise NotImplementedError(
+                    f"{where} has a Partial placement "
+                    f"{tuple(param.placements)}: its local values are not "
+                    "the param's; kfuse updates Shard and Replicate params")
+        if not _local(param).is_contiguous() or \
+                not _local(grad).is_contiguous():
             raise NotImplementedError(f"{where} or its grad is not contiguous "
                                       "(e.g. channels_last); kfuse updates "
                                       "contiguous tensors")
@@ -569,11 +638,16 @@ class KfuseOptimizer(torch.optim.Optimizer):
                                       if isinstance(tensor, torch.Tensor)
                                       else type(tensor).__name__) +
                     f", the param {tuple(param.shape)} on {param.device}")
-            if tensor.dtype not in _SUPPORTED_DTYPES or \
-                    not tensor.is_contiguous():
+            if not _placed_alike(tensor, param):
+                raise RuntimeError(
+                    f"{where} is {_placement_text(tensor)}, the param "
+                    f"{_placement_text(param)}; states are placed like their "
+                    "params (a sharded state dict loads them so)")
+            contiguous = _local(tensor).is_contiguous()
+            if tensor.dtype not in _SUPPORTED_DTYPES or not contiguous:
                 raise NotImplementedError(
                     f"{where} is {tensor.dtype}"
-                    f"{'' if tensor.is_contiguous() else ', not contiguous'}; "
+                    f"{'' if contiguous else ', not contiguous'}; "
                     "kfuse keeps contiguous float32, bfloat16 or float16 "
                     "states")
         if variant.step == "exposed":
