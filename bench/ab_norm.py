@@ -76,9 +76,13 @@ def main():
     parser.add_argument("--variant", action="append", required=True)
     parser.add_argument("--dtypes", default="f32,bf16")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--shapes", default=",".join(
+        f"{r}x{c}" for r, c in SHAPES), help="ROWSxCOLS,...")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     options = parser.parse_args()
     variants = [parse_variant(v) for v in options.variant]
+    shapes = [tuple(map(int, shape.split("x")))
+              for shape in options.shapes.split(",")]
     norms = {name: kfuse.Norm(str(REPO / path)) for name, path, _ in variants}
     src = torch.randn(1 << 28, device="cuda")
     dst = torch.empty_like(src)
@@ -88,7 +92,7 @@ def main():
     out = open(pathlib.Path(options.out) / "ab_norm.jsonl", "w")
     for dname in options.dtypes.split(","):
         dtype = DTYPES[dname]
-        for rows, cols in SHAPES:
+        for rows, cols in shapes:
             x, w, b, dy = make_inputs(rows, cols, dtype)
             samples = {name: [] for name, _, _ in variants}
             calls = {}

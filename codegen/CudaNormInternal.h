@@ -119,6 +119,9 @@ struct RegisterDemand {
   unsigned fullInputBytes = 0;
   unsigned narrowestInputBytes = 4;
   unsigned widestInputBytes = 0;
+  /// Full inputs counted two elements a register (16-bit ones of a long
+  /// row kept in registers; see chooseRowsLayout).
+  bool packedFullInputs = false;
 };
 
 /// Blocks of a row kernel of `blockSize` threads kept resident per SM.

@@ -65,7 +65,10 @@ static unsigned registerCap(unsigned blockSize, unsigned minThreadsPerSM) {
 static unsigned estimateRegisters(const RegisterDemand &demand,
                                   unsigned elements, bool staged,
                                   bool sumsInRegisters) {
-  unsigned arrays2 = (staged ? 1 : 2) * demand.fullInputs + demand.colInputs +
+  unsigned full = (staged ? 1 : 2) * demand.fullInputs; // in halves
+  if (demand.packedFullInputs)
+    full /= 2;
+  unsigned arrays2 = full + demand.colInputs +
                      (sumsInRegisters ? 2 * demand.columnSums : 0); // in halves
   return elements * arrays2 / 2 + 40;
 }
@@ -184,8 +187,14 @@ static Layout chooseRowsLayout(int64_t cols, unsigned vec,
     // bench/results/2026-12-03-h200-norm-columns-ab.jsonl, s0me64).
     NormEmitOptions wide = options;
     wide.maxElementsPerThread = 2 * options.maxElementsPerThread;
+    // 16-bit elements counted packed, two a register, as ptxas keeps a
+    // long row's: it gives the bf16 LayerNorm forward of 12288 columns (64
+    // elements a thread) the 96 registers of the RMSNorm's, where counting
+    // them whole asked 168.
+    RegisterDemand wideDemand = demand;
+    wideDemand.packedFullInputs = demand.widestInputBytes <= 2;
     if (std::optional<Layout> inRegisters = chooseRowLayout(
-            base, demand, /*staged=*/false, wide, kLongRowHeadroom);
+            base, wideDemand, /*staged=*/false, wide, kLongRowHeadroom);
         inRegisters && inRegisters->rows == 1 &&
         inRegisters->items * vec > options.maxElementsPerThread)
       return *inRegisters;
