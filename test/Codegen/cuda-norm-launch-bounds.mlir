@@ -35,7 +35,7 @@
 //
 // bf16 LayerNorm, 12288 columns: a long row kept in registers, 64 elements a
 // thread (16-bit ones counted two a register), 3 blocks of 24 KiB rows.
-// RUN: kfuse compile %library/norm/layernorm_fwd.mlir --cols=12288 --input-dtype=bf16 --emit=cuda | FileCheck %s --check-prefix=LONG
-// LONG: 192 threads per row (8 vector(s) each, in registers), 1 row(s) per block.
-// LONG: // The row kernel of @layernorm_fwd
-// LONG-NEXT: __launch_bounds__(192, 3)
+// RUN: kfuse compile %library/norm/layernorm_fwd.mlir --cols=12288 --input-dtype=bf16 --emit=cuda | FileCheck %s --check-prefix=BF16LONG
+// BF16LONG: 192 threads per row (8 vector(s) each, in registers), 1 row(s) per block.
+// BF16LONG: // The row kernel of @layernorm_fwd
+// BF16LONG-NEXT: __launch_bounds__(192, 3)
