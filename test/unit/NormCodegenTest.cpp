@@ -237,10 +237,21 @@ TEST(NormCodegenTest, BenchmarkLayouts) {
   EXPECT_EQ(plan->vectorWidth, 8u);
   EXPECT_EQ(plan->threadsPerRow * plan->itemsPerThread * plan->vectorWidth,
             12288u);
-  // One row a block: the next row prefetched into a second buffer.
+  // One row a block, held in registers: 64 elements a thread, packed.
+  EXPECT_EQ(plan->rowsPerBlock, 1u);
+  EXPECT_EQ(plan->threadsPerRow, 192u);
+  EXPECT_TRUE(plan->rowInRegisters);
+  EXPECT_EQ(plan->stages, 0u);
+  EXPECT_EQ(plan->sharedBytes, 0u);
+
+  // In f32 the row does not fit so: staged, the next row prefetched into a
+  // second buffer.
+  plan = compileNormToPlan(text, "layernorm_fwd.mlir",
+                           specialize(*args, 12288, DType::f32, DType::f32));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_EQ(plan->rowsPerBlock, 1u);
   EXPECT_EQ(plan->stages, 2u);
-  EXPECT_EQ(plan->sharedBytes, 2u * 12288 * 2);
+  EXPECT_EQ(plan->sharedBytes, 2u * 12288 * 4);
 
   // Accesses narrower than 16 bytes (12289 columns) stay in registers.
   plan = compileNormToPlan(text, "layernorm_fwd.mlir",
