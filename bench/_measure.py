@@ -28,6 +28,19 @@ def free():
     torch.cuda.empty_cache()
 
 
+def host_ms(fn, warmup, repeats):
+    """Host wall time per call over `repeats` calls, one sync at the end:
+    what a caller bound by its host pays a call."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) * 1e3 / repeats
+
+
 # Cycles per second the GPU spins at in torch.cuda._sleep; guessed high (the
 # H200 boosts to 1.98 GHz), since sleeping longer only costs wall time.
 _SLEEP_HZ = 2.0e9

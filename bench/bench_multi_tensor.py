@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO / "python"))
 import torch  # noqa: E402
 
 import kfuse  # noqa: E402
-from _measure import free, time_ms  # noqa: E402
+from _measure import free, host_ms, time_ms  # noqa: E402
 from _measure import commit as _commit  # noqa: E402
 
 ADAMW = REPO / "library" / "optim" / "adamw.mlir"
@@ -46,18 +46,6 @@ def gpt2_shapes(d=768, layers=12, vocab=50304, ctx=1024):
               (4 * d, d), (4 * d,), (d, 4 * d), (d,)]
     s += [(d,), (d,)]
     return s
-
-
-def wall_ms(fn, warmup, repeats):
-    """Host wall time per call over `repeats` calls, one sync at the end."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(repeats):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) * 1e3 / repeats
 
 
 def numel_of(shapes):
@@ -286,7 +274,7 @@ def bench_tiny(report, warmup, repeats):
         opt = kfuse.multi_tensor(str(ADAMW), params=params,
                                  states={"exp_avg": ms, "exp_avg_sq": vs},
                                  check_stale=check_stale, **HP)
-        wall = wall_ms(opt.step, warmup, steps)
+        wall = host_ms(opt.step, warmup, steps)
         timing = time_ms(opt.step, warmup, repeats)
         name = {True: "kfuse", "grads": "kfuse_check_grads",
                 False: "kfuse_nocheck"}[check_stale]
@@ -330,7 +318,7 @@ def bench_tiny(report, warmup, repeats):
                          ("torch_foreach", {"foreach": True})):
         def run_torch(impl=impl, kwargs=kwargs):
             opt, _ = torch_opt(shapes, torch.float32, **kwargs)
-            wall = wall_ms(opt.step, 2, 10)
+            wall = host_ms(opt.step, 2, 10)
             timing = time_ms(opt.step, 2, 10)
             report.row(case, impl, n, timing, 28, wall_ms=wall,
                        tensors=len(shapes), launches=None)

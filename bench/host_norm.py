@@ -25,7 +25,6 @@ import json
 import os
 import pathlib
 import sys
-import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
@@ -36,18 +35,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import kfuse  # noqa: E402
 import kfuse.torch.nn as knn  # noqa: E402
-from _measure import commit  # noqa: E402
-
-
-def per_call_us(fn, calls=500, warmup=50):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    begin = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - begin) * 1e6 / calls
+from _measure import commit, host_ms  # noqa: E402
 
 
 def main():
@@ -84,7 +72,8 @@ def main():
         "torch_module_fwd": lambda: torch_module(xg),
         "torch_module_fwdbwd": lambda: torch_module(xg).backward(dy),
     }
-    result = {name: round(per_call_us(fn), 2) for name, fn in cases.items()}
+    result = {name: round(1e3 * host_ms(fn, 50, 500), 2)
+              for name, fn in cases.items()}
     row = {"label": options.label, "KFUSE_PDL": os.environ.get("KFUSE_PDL"),
            "rows": rows, "cols": cols, "host_us_per_call": result,
            "commit": commit(REPO), "device": torch.cuda.get_device_name(0)}

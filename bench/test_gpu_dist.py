@@ -105,70 +105,16 @@ def compare(kfuse_model, torch_model):
 
 # -- ranks --------------------------------------------------------------------
 
-def fsdp_rank(rank, world, port, backend, out_dir):
-    """One rank of an FSDP2 run; writes out_dir/rank{rank}.txt (a repr'd
-    dict) or the traceback."""
+def as_rank(rank, world, port, backend, out_dir, body):
+    """Runs body(rank, world, backend, result) as rank `rank` of a process
+    group on GPU 0; writes out_dir/rank{rank}.txt: the repr'd result dict,
+    with the traceback under "error" when body raised."""
     result = {}
     try:
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
         torch.cuda.set_device(0)
         dist.init_process_group(backend, rank=rank, world_size=world)
-        from torch.distributed.checkpoint.state_dict import (
-            get_optimizer_state_dict)
-        from torch.distributed.device_mesh import init_device_mesh
-        try:
-            from torch.distributed.fsdp import fully_shard
-        except ImportError:
-            from torch.distributed._composable.fsdp import fully_shard
-        import kfuse.torch.optim as kopt
-
-        mesh = init_device_mesh("cuda", (world,))
-        models = []
-        for _ in range(2):
-            model = mlp()
-            for layer in model:
-                if isinstance(layer, torch.nn.Linear):
-                    fully_shard(layer, mesh=mesh)
-            fully_shard(model, mesh=mesh)
-            models.append(model)
-        kfuse_model, torch_model = models
-        kfuse_opt = kopt.AdamW(kfuse_model.parameters(), lr=1e-2,
-                               weight_decay=0.1)
-        torch_opt = torch.optim.AdamW(torch_model.parameters(), lr=1e-2,
-                                      weight_decay=0.1, fused=True)
-        data = batches(rank)
-        try:
-            train(kfuse_model, kfuse_opt, data[:1])
-        except RuntimeError as error:
-            if backend == "gloo" and "gloo" in str(error).lower():
-                result["skipped"] = f"gloo lacks a collective: {error}"
-                raise _Skip() from error
-            raise
-        train(torch_model, torch_opt, data[:1])
-        train(kfuse_model, kfuse_opt, data[1:])
-        train(torch_model, torch_opt, data[1:])
-        result["max_rel_l2"] = compare(kfuse_model, torch_model)
-        param = next(kfuse_model.parameters())
-        state = kfuse_opt.state[param]
-        result["param_placements"] = repr(tuple(param.placements))
-        result["state_placements"] = repr(tuple(state["exp_avg"].placements))
-        result["local_rows"] = param.to_local().shape[0]
-        ours = get_optimizer_state_dict(kfuse_model, kfuse_opt)
-        theirs = get_optimizer_state_dict(torch_model, torch_opt)
-        result["state_keys_match"] = (sorted(ours["state"]) ==
-                                      sorted(theirs["state"]))
-        mismatched = []
-        for key, entry in theirs["state"].items():
-            for name, value in entry.items():
-                mine = ours["state"][key][name]
-                if type(mine) is not type(value) or (
-                        hasattr(value, "placements") and
-                        tuple(mine.placements) != tuple(value.placements)):
-                    mismatched.append(f"{key}.{name}")
-        result["state_mismatched"] = mismatched
-        # A round trip: torch's AdamW continues from kfuse's sharded state.
-        torch_opt.load_state_dict(kfuse_opt.state_dict())
-        result["loaded_into_torch"] = True
+        body(rank, world, backend, result)
     except _Skip:
         pass
     except BaseException:  # noqa: BLE001 - reported to the parent
@@ -179,36 +125,92 @@ def fsdp_rank(rank, world, port, backend, out_dir):
             dist.destroy_process_group()
 
 
-def ddp_rank(rank, world, port, out_dir):
-    result = {}
+def fsdp_body(rank, world, backend, result):
+    from torch.distributed.checkpoint.state_dict import (
+        get_optimizer_state_dict)
+    from torch.distributed.device_mesh import init_device_mesh
     try:
-        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-        torch.cuda.set_device(0)
-        dist.init_process_group("gloo", rank=rank, world_size=world)
-        from torch.nn.parallel import DistributedDataParallel as DDP
-        import kfuse.torch.optim as kopt
+        from torch.distributed.fsdp import fully_shard
+    except ImportError:
+        from torch.distributed._composable.fsdp import fully_shard
+    import kfuse.torch.optim as kopt
 
-        kfuse_model, torch_model = DDP(mlp()), DDP(mlp())
-        kfuse_opt = kopt.AdamW(kfuse_model.parameters(), lr=1e-2,
-                               weight_decay=0.1)
-        torch_opt = torch.optim.AdamW(torch_model.parameters(), lr=1e-2,
-                                      weight_decay=0.1, fused=True)
-        data = batches(rank)
-        train(kfuse_model, kfuse_opt, data)
-        train(torch_model, torch_opt, data)
-        result["max_rel_l2"] = compare(kfuse_model, torch_model)
-        flat = torch.cat([p.detach().reshape(-1)
-                          for p in kfuse_model.parameters()])
-        gathered = [torch.empty_like(flat) for _ in range(world)]
-        dist.all_gather(gathered, flat)
-        result["ranks_equal"] = all(torch.equal(g, gathered[0])
-                                    for g in gathered)
-    except BaseException:  # noqa: BLE001 - reported to the parent
-        result["error"] = traceback.format_exc()
-    finally:
-        (pathlib.Path(out_dir) / f"rank{rank}.txt").write_text(repr(result))
-        if dist.is_initialized():
-            dist.destroy_process_group()
+    mesh = init_device_mesh("cuda", (world,))
+    models = []
+    for _ in range(2):
+        model = mlp()
+        for layer in model:
+            if isinstance(layer, torch.nn.Linear):
+                fully_shard(layer, mesh=mesh)
+        fully_shard(model, mesh=mesh)
+        models.append(model)
+    kfuse_model, torch_model = models
+    kfuse_opt = kopt.AdamW(kfuse_model.parameters(), lr=1e-2,
+                           weight_decay=0.1)
+    torch_opt = torch.optim.AdamW(torch_model.parameters(), lr=1e-2,
+                                  weight_decay=0.1, fused=True)
+    data = batches(rank)
+    try:
+        train(kfuse_model, kfuse_opt, data[:1])
+    except RuntimeError as error:
+        if backend == "gloo" and "gloo" in str(error).lower():
+            result["skipped"] = f"gloo lacks a collective: {error}"
+            raise _Skip() from error
+        raise
+    train(torch_model, torch_opt, data[:1])
+    train(kfuse_model, kfuse_opt, data[1:])
+    train(torch_model, torch_opt, data[1:])
+    result["max_rel_l2"] = compare(kfuse_model, torch_model)
+    param = next(kfuse_model.parameters())
+    state = kfuse_opt.state[param]
+    result["param_placements"] = repr(tuple(param.placements))
+    result["state_placements"] = repr(tuple(state["exp_avg"].placements))
+    result["local_rows"] = param.to_local().shape[0]
+    ours = get_optimizer_state_dict(kfuse_model, kfuse_opt)
+    theirs = get_optimizer_state_dict(torch_model, torch_opt)
+    result["state_keys_match"] = (sorted(ours["state"]) ==
+                                  sorted(theirs["state"]))
+    mismatched = []
+    for key, entry in theirs["state"].items():
+        for name, value in entry.items():
+            mine = ours["state"][key][name]
+            if type(mine) is not type(value) or (
+                    hasattr(value, "placements") and
+                    tuple(mine.placements) != tuple(value.placements)):
+                mismatched.append(f"{key}.{name}")
+    result["state_mismatched"] = mismatched
+    # A round trip: torch's AdamW continues from kfuse's sharded state.
+    torch_opt.load_state_dict(kfuse_opt.state_dict())
+    result["loaded_into_torch"] = True
+
+
+def ddp_body(rank, world, backend, result):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    import kfuse.torch.optim as kopt
+
+    kfuse_model, torch_model = DDP(mlp()), DDP(mlp())
+    kfuse_opt = kopt.AdamW(kfuse_model.parameters(), lr=1e-2,
+                           weight_decay=0.1)
+    torch_opt = torch.optim.AdamW(torch_model.parameters(), lr=1e-2,
+                                  weight_decay=0.1, fused=True)
+    data = batches(rank)
+    train(kfuse_model, kfuse_opt, data)
+    train(torch_model, torch_opt, data)
+    result["max_rel_l2"] = compare(kfuse_model, torch_model)
+    flat = torch.cat([p.detach().reshape(-1)
+                      for p in kfuse_model.parameters()])
+    gathered = [torch.empty_like(flat) for _ in range(world)]
+    dist.all_gather(gathered, flat)
+    result["ranks_equal"] = all(torch.equal(g, gathered[0])
+                                for g in gathered)
+
+
+def fsdp_rank(rank, world, port, backend, out_dir):
+    as_rank(rank, world, port, backend, out_dir, fsdp_body)
+
+
+def ddp_rank(rank, world, port, backend, out_dir):
+    as_rank(rank, world, port, backend, out_dir, ddp_body)
 
 
 class _Skip(Exception):
@@ -255,7 +257,7 @@ def fsdp2_one_rank():
 
 @test
 def ddp_two_ranks_one_gpu():
-    results = spawn(ddp_rank, 2)
+    results = spawn(ddp_rank, 2, "gloo")
     for rank, r in enumerate(results):
         assert r["max_rel_l2"] <= TOLERANCE, (rank, r)
         assert r["ranks_equal"], r
