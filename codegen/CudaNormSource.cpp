@@ -1052,16 +1052,15 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
   if (layout.stages == 1) {
     out += emitStageCopies("    ", "row", "0");
     out += "    kfuse_stage_wait<0>();\n";
-  } else if (stages == 2) {
-    out += emitStageCopies("    ",
-                           fmt::format("(row + gridDim.x * {}ll)", layout.rows),
-                           "(stage ^ 1)");
-    out += "    kfuse_stage_wait<1>();\n";
-  } else if (stages > 2) {
+  } else if (stages >= 2) {
+    // The buffer the previous iteration read: with two, the other one.
+    std::string previous =
+        stages == 2 ? std::string("(stage ^ 1)")
+                    : fmt::format("(stage == 0 ? {} : stage - 1)", stages - 1);
     out += emitStageCopies(
         "    ",
         fmt::format("(row + gridDim.x * {}ll)", (stages - 1) * layout.rows),
-        fmt::format("(stage == 0 ? {} : stage - 1)", stages - 1));
+        previous);
     out += fmt::format("    kfuse_stage_wait<{}>();\n", stages - 1);
   }
   for (unsigned index : stagedInputs)
