@@ -14,8 +14,11 @@ trivial compiles follow a first, untimed one, while a fresh kfuse process
 pays NVRTC's once-per-process start-up; two ratios compare like with like:
 cold_over_trivial_first_in_process (the trivial kernel's first compile in a
 fresh process) and cold_warm_nvrtc_over_trivial (`kfuse compile
---warm-nvrtc`, which starts NVRTC untimed first). Medians of --repeats
-runs; writes DIR/bench_compile.json (one JSON object a line).
+--warm-nvrtc`, which starts NVRTC untimed first). The AdamW kernel is the
+one the runtime compiles for a dynamic count that is a multiple of 8
+(--numel-multiple, most tensors); cold_warm_nvrtc_tail_* is the kernel for
+a count of unknown divisibility, with a scalar tail loop. Medians of
+--repeats runs; writes DIR/bench_compile.json (one JSON object a line).
 """
 
 import argparse
@@ -62,11 +65,11 @@ def nvrtc_ms(lib, source, options):
     return ms
 
 
-def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False):
+def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False, multiple=1):
     env = dict(os.environ, KFUSE_CACHE_DIR=cache_dir)
     env.pop("KFUSE_CACHE", None)
     command = [kfuse, "compile", str(ir), "--emit=cubin", f"--arch={arch}",
-               "-o", os.devnull, "--stats"]
+               "-o", os.devnull, "--stats", f"--numel-multiple={multiple}"]
     if warm:
         command.append("--warm-nvrtc")
     out = subprocess.run(command, env=env, capture_output=True, text=True,
@@ -103,6 +106,10 @@ def main():
     parser.add_argument("--ir", default=str(REPO / "library/optim/adamw.mlir"))
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--numel-multiple", type=int, default=8,
+                        help="the kernel the runtime compiles for a count "
+                        "that is a multiple of this (8: most tensors; 1: "
+                        "unknown, with the scalar tail loop)")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     options = parser.parse_args()
 
@@ -129,19 +136,26 @@ def main():
     trivial_first = statistics.median(trivial_first_ms(arch_options)
                                       for _ in range(options.repeats))
 
-    cold, hits, stages, warm_cold = [], [], [], []
+    cold, hits, stages, warm_cold, warm_tail = [], [], [], [], []
+    multiple = options.numel_multiple
     for _ in range(options.repeats):
         with tempfile.TemporaryDirectory() as cache_dir:
             warm = kfuse_stats(options.kfuse, options.ir, cache_dir,
-                               options.arch, warm=True)
+                               options.arch, warm=True, multiple=multiple)
             assert warm["cache"] == "miss", warm
             warm_cold.append(warm["total_ms"])
         with tempfile.TemporaryDirectory() as cache_dir:
+            # The kernel for a count of unknown divisibility (a tail loop).
+            tail = kfuse_stats(options.kfuse, options.ir, cache_dir,
+                               options.arch, warm=True)
+            assert tail["cache"] == "miss", tail
+            warm_tail.append(tail["total_ms"])
+        with tempfile.TemporaryDirectory() as cache_dir:
             first = kfuse_stats(options.kfuse, options.ir, cache_dir,
-                                options.arch)
+                                options.arch, multiple=multiple)
             assert first["cache"] == "miss", first
             second = kfuse_stats(options.kfuse, options.ir, cache_dir,
-                                 options.arch)
+                                 options.arch, multiple=multiple)
             assert second["cache"] == "hit-disk", second
             cold.append(first["total_ms"])
             hits.append(second["total_ms"])
@@ -152,7 +166,9 @@ def main():
     median_stage = {key: statistics.median(s[key] for s in stages)
                     for key in ["parse_ms", "passes_ms", "emit_ms",
                                 "nvrtc_ms", "cache_ms"]}
+    warm_tail_ms = statistics.median(warm_tail)
     row = {"case": "compile.adamw", "arch": options.arch,
+           "numel_multiple": multiple,
            "trivial_nvrtc_ms": trivial, "cold_total_ms": cold_ms,
            "cold_over_trivial": cold_ms / trivial,
            "trivial_nvrtc_default_options_ms": trivial_plain,
@@ -164,6 +180,10 @@ def main():
            "cold_over_trivial_first_in_process": cold_ms / trivial_first,
            "cold_warm_nvrtc_total_ms": warm_cold_ms,
            "cold_warm_nvrtc_over_trivial": warm_cold_ms / trivial,
+           # The same with a count of unknown divisibility (--numel-multiple
+           # 1): one more copy of the body, the scalar tail loop.
+           "cold_warm_nvrtc_tail_total_ms": warm_tail_ms,
+           "cold_warm_nvrtc_tail_over_trivial": warm_tail_ms / trivial,
            "disk_hit_total_ms": hit_ms,
            "disk_hit_over_cold": hit_ms / cold_ms,
            "cold_stages_ms": median_stage,

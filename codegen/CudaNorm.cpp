@@ -99,7 +99,12 @@ FailureOr<std::string> emitElementExpression(Operation *op,
   Operation *twin = op->clone(mapping);
   for (OpResult result : twin->getResults())
     result.setType(getElementTypeOrSelf(result.getType()));
-  FailureOr<std::string> expr = emitOpExpression(twin, operands);
+  // Row values are computed while the row sits in registers: the f64
+  // division helpers' register pairs spill there (32 bytes in the bf16
+  // LayerNorm forward at 1024 columns), and a row's few divisions cost
+  // little to compile.
+  FailureOr<std::string> expr =
+      emitOpExpression(twin, operands, /*wide=*/false, /*plainDivision=*/true);
   twin->destroy();
   return expr;
 }

@@ -1,8 +1,9 @@
 //===- CudaOps.cpp - CUDA C++ expressions for scalar body ops ------------===//
 //
-// Compute is f32 and follows IEEE: `/` and sqrtf are correctly rounded under
-// NVRTC's default flags (no --use_fast_math), rsqrt is 1/sqrt rather than
-// the approximate rsqrtf, and min/max keep MLIR's NaN and signed-zero rules.
+// Compute is f32 and follows IEEE: division and square roots are correctly
+// rounded (the prelude's kfuse_div_rn and kfuse_sqrt_rn), rsqrt is 1/sqrt
+// rather than the approximate rsqrtf, and min/max keep MLIR's NaN and
+// signed-zero rules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -234,17 +235,27 @@ std::optional<UniformInstr::Op> getHostUniformOp(Operation *op) {
 /// Expressions of f32 ops that map one to one to a CUDA function or an
 /// operator; none for other ops.
 static std::optional<std::string>
-floatExpression(Operation *op, ArrayRef<std::string> x, bool wide) {
+floatExpression(Operation *op, ArrayRef<std::string> x, bool wide,
+                bool plainDivision) {
   std::optional<FloatOpForm> form = getFloatOpForm(op);
   if (!form)
     return std::nullopt;
   StringRef token = form->token;
+  // f32 division and roots go through the prelude's kfuse_div_rn and
+  // kfuse_sqrt_rn: as exact as the operators, cheaper to compile.
+  bool helpers = !wide && !plainDivision;
+  if (helpers && isa<arith::DivFOp>(op))
+    return fmt::format("kfuse_div_rn({}, {})", x[0], x[1]);
+  if (helpers && isa<math::SqrtOp>(op))
+    return "kfuse_sqrt_rn(" + x[0] + ")";
   switch (form->spelling) {
   case FloatOpForm::Spelling::binary:
     return fmt::format("{} {} {}", x[0], token.str(), x[1]);
   case FloatOpForm::Spelling::neg:
     return "-(" + x[0] + ")";
   case FloatOpForm::Spelling::rsqrt:
+    if (helpers)
+      return "kfuse_div_rn(1.0f, kfuse_sqrt_rn(" + x[0] + "))";
     return std::string(wide ? "1.0 / sqrt(" : "1.0f / sqrtf(") + x[0] + ")";
   case FloatOpForm::Spelling::call:
     break;
@@ -260,7 +271,8 @@ floatExpression(Operation *op, ArrayRef<std::string> x, bool wide) {
 }
 
 FailureOr<std::string>
-emitOpExpression(Operation *op, ArrayRef<std::string> operands, bool wide) {
+emitOpExpression(Operation *op, ArrayRef<std::string> operands, bool wide,
+                 bool plainDivision) {
   if (op->getNumResults() != 1)
     return op->emitOpError() << "has " << op->getNumResults()
                              << " results; generated code needs exactly one";
@@ -314,7 +326,8 @@ emitOpExpression(Operation *op, ArrayRef<std::string> operands, bool wide) {
     return op->emitOpError() << "conversion from " << from << " to "
                              << resultType << " is not supported";
   }
-  std::optional<std::string> text = floatExpression(op, operands, wide);
+  std::optional<std::string> text =
+      floatExpression(op, operands, wide, plainDivision);
   if (!text)
     return op->emitOpError()
            << "is not supported in a fused body by the CUDA code generator";

@@ -29,11 +29,14 @@ std::string formatFloatLiteral(const llvm::APFloat &value);
 /// The C++ expression computing the single result of the scalar body op
 /// `op` from the expressions of its operands. `wide` spells f32 math for
 /// double operands (uniform code, computed in double like the host-side
-/// hyperparameter math of the peers). Fails with a diagnostic at `op` for an
-/// op or a type the code generator cannot emit.
+/// hyperparameter math of the peers). f32 division and roots call the
+/// prelude's kfuse_div_rn and kfuse_sqrt_rn unless `plainDivision` asks for
+/// the operators (equally exact; code where the helpers' f64 registers would
+/// spill). Fails with a diagnostic at `op` for an op or a type the code
+/// generator cannot emit.
 mlir::FailureOr<std::string>
 emitOpExpression(mlir::Operation *op, llvm::ArrayRef<std::string> operands,
-                 bool wide = false);
+                 bool wide = false, bool plainDivision = false);
 
 /// The host uniform program's instruction for the f32 body op `op`, the
 /// same op list emitOpExpression spells; none for other ops (comparisons,

@@ -98,6 +98,55 @@ static __device__ __forceinline__ float kfuse_minimumf(float a, float b) {
     return __float_as_int(a) < 0 ? a : b;
   return a < b ? a : b;
 }
+// IEEE f32 division and square root, correctly rounded, without ptxas'
+// expansion of div.rn.f32 and sqrt.rn.f32: a subroutine with a slow path
+// that costs about 13 and 5 ms of compile time in every kernel using them.
+// Where f64 runs at full rate the quotient or root is computed in f64 to
+// within an f64 ulp and rounded once to f32. That is the correctly rounded
+// f32 result: a quotient of two f32 that is not exactly an f32 midpoint lies
+// at least 2^-49 (relative) from every one, a root 2^-51, and an exact
+// midpoint (a subnormal quotient) comes out exact in f64. Two Newton steps
+// take the hardware approximations (rcp.approx.f64, rsqrt.approx.f64) to
+// f64 precision; a final residual step rounds. Elsewhere f64 is 1/32 to 1/64
+// rate: the operators.
+#if __CUDA_ARCH__ == 600 || __CUDA_ARCH__ == 700 || __CUDA_ARCH__ == 800 ||   \
+    __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000
+#define KFUSE_FULL_RATE_F64 1
+#endif
+
+static __device__ __forceinline__ float kfuse_div_rn(float a, float b) {
+#ifdef KFUSE_FULL_RATE_F64
+  const double x = a, y = b;
+  double r0;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(y));
+  double r = __fma_rn(r0, __fma_rn(-y, r0, 1.0), r0);
+  r = __fma_rn(r, __fma_rn(-y, r, 1.0), r);
+  const double q = x * r;
+  const double q1 = __fma_rn(__fma_rn(-y, q, x), r, q);
+  // A zero, infinite or NaN operand makes the steps NaN (or a zero's sign
+  // wrong); the plain product with the reciprocal gives IEEE's answer then.
+  return (float)(x != 0.0 && q1 == q1 ? q1 : x * r0);
+#else
+  return a / b;
+#endif
+}
+
+static __device__ __forceinline__ float kfuse_sqrt_rn(float a) {
+#ifdef KFUSE_FULL_RATE_F64
+  const double x = a;
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  y = __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
+  y = __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
+  const double s = x * y;
+  const double s1 = __fma_rn(__fma_rn(-s, s, x), 0.5 * y, s);
+  // sqrt(+-0) and sqrt(inf) are their argument; a negative or NaN argument
+  // is NaN through the approximation already.
+  return a == 0.0f || a == __int_as_float(0x7f800000) ? a : (float)s1;
+#else
+  return sqrtf(a);
+#endif
+}
 )cuda";
 
 llvm::StringRef getCudaPrelude() { return kPrelude.drop_front(); }

@@ -8,7 +8,9 @@
 namespace kfuse {
 
 /// Device helpers every generated source starts with: bf16/f16 storage
-/// conversions and IEEE min/max. Self-contained: NVRTC needs no headers.
+/// conversions, IEEE min/max, and correctly rounded division and square root
+/// that compile faster than ptxas' own. Self-contained: NVRTC needs no
+/// headers.
 llvm::StringRef getCudaPrelude();
 
 } // namespace kfuse

@@ -175,6 +175,7 @@ struct KernelPlan {
   std::vector<KernelInfo> kernels; // launched in order
   std::vector<DType> temporaries;  // buffers of numel elements each
   int64_t numel = -1;              // -1: dynamic, passed at launch
+  unsigned numelMultiple = 1;      // a dynamic numel must be a multiple
   unsigned alignment = 16;         // bytes every pointer must be aligned to
   std::string source;              // CUDA C++ for all kernels
   /// Multi-tensor plans: the kernels take the table signature above.

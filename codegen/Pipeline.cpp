@@ -21,7 +21,10 @@ std::string Specialization::key() const {
   return std::string("param=") + dtypeName(paramDType) +
          ";grad=" + dtypeName(gradDType) + ";state=" + dtypeName(stateDType) +
          ";model=" + dtypeName(modelDType) + ";numel=" + std::to_string(numel) +
-         ";align=" + std::to_string(alignment);
+         ";align=" + std::to_string(alignment) +
+         // Only when set, so that the keys of earlier plans stay as they were.
+         (numelMultiple > 1 ? ";multiple=" + std::to_string(numelMultiple)
+                            : std::string());
 }
 
 std::unique_ptr<MLIRContext> createContext() {
@@ -30,6 +33,9 @@ std::unique_ptr<MLIRContext> createContext() {
                   func::FuncDialect>();
   auto context = std::make_unique<MLIRContext>(registry);
   context->loadAllAvailableDialects();
+  // A pass's error names its op by location; a dump of the whole update in
+  // generic form after it helps no user.
+  context->printOpOnDiagnostic(false);
   return context;
 }
 
@@ -113,6 +119,7 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   // Groups of a multi-tensor plan have sizes of their own.
   specialize.numel = options.multiTensor ? -1 : spec.numel;
   specialize.alignment = spec.alignment;
+  specialize.numelMultiple = options.multiTensor ? 1 : spec.numelMultiple;
   funcPm.addPass(createSpecializePass(specialize));
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());

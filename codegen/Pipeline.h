@@ -20,6 +20,9 @@ struct Specialization {
   DType modelDType = DType::bf16; // model copies of master weights
   int64_t numel = -1;             // -1: dynamic
   unsigned alignment = 16;        // bytes, a power of two
+  /// A power of two a dynamic numel is a multiple of: the vector loop then
+  /// covers every element when it is a multiple of the vector width.
+  unsigned numelMultiple = 1;
   /// A stable text form, part of cache keys.
   std::string key() const;
 };

@@ -301,7 +301,7 @@ LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kVectorWidthAttrName || name == kIndexBitsAttrName ||
-      name == kAlignmentAttrName) {
+      name == kAlignmentAttrName || name == kNumelMultipleAttrName) {
     auto value = dyn_cast<IntegerAttr>(attr.getValue());
     if (!value || value.getInt() <= 0 || !llvm::isPowerOf2_64(value.getInt()))
       return op->emitOpError()

@@ -61,6 +61,7 @@ def KFuse_Dialect : Dialect {
     static constexpr llvm::StringLiteral kVectorWidthAttrName = "kfuse.vector_width";
     static constexpr llvm::StringLiteral kIndexBitsAttrName = "kfuse.index_bits";
     static constexpr llvm::StringLiteral kAlignmentAttrName = "kfuse.alignment";
+    static constexpr llvm::StringLiteral kNumelMultipleAttrName = "kfuse.numel_multiple";
     static constexpr llvm::StringLiteral kMultiTensorAttrName = "kfuse.multi_tensor";
     static constexpr llvm::StringLiteral kFoundInfAttrName = "kfuse.found_inf";
     static constexpr llvm::StringLiteral kNormAttrName = "kfuse.norm";

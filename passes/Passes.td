@@ -15,6 +15,15 @@ def SpecializePass : Pass<"kfuse-specialize", "mlir::func::FuncOp"> {
     32- or 64-bit indexing. Arguments take the storage type, a `kfuse.convert`
     to the compute type follows each read and precedes each write, and a known
     element count makes every tensor shape static, so that folding can use it.
+    A dynamic element count may come with a power of two it is a multiple of
+    (`kfuse.numel_multiple`): a multiple of the vector width needs no scalar
+    tail loop.
+
+    Example: `kfuse-specialize{param-dtype=bf16 numel-multiple=8}` on
+    `func.func @sgd(%param: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, ...)`
+    gives `%param: tensor<?xbf16>`, a `kfuse.convert` to f32 after it, and the
+    attributes `kfuse.vector_width = 8`, `kfuse.index_bits = 64`,
+    `kfuse.alignment = 16`, `kfuse.numel_multiple = 8`.
   }];
   let options = [
     Option<"paramDType", "param-dtype", "std::string", "\"f32\"",
@@ -29,6 +38,8 @@ def SpecializePass : Pass<"kfuse-specialize", "mlir::func::FuncOp"> {
            "element count of every tensor; -1 keeps it dynamic">,
     Option<"alignment", "alignment", "int64_t", "16",
            "bytes every tensor pointer is aligned to (a power of two)">,
+    Option<"numelMultiple", "numel-multiple", "int64_t", "1",
+           "a power of two the dynamic element count is a multiple of">,
   ];
   let statistics = [
     Statistic<"numConverts", "converts", "storage/compute converts inserted">,

@@ -87,6 +87,14 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
       return func.emitError() << "numel must be -1 (dynamic) or at least 0, "
                                  "got "
                               << numel.getValue();
+    if (numelMultiple <= 0 || !llvm::isPowerOf2_64(numelMultiple))
+      return func.emitError() << "numel-multiple must be a positive power of "
+                                 "two, got "
+                              << numelMultiple.getValue();
+    if (numel >= 0 && numel % numelMultiple != 0)
+      return func.emitError()
+             << "numel " << numel.getValue() << " is not a multiple of "
+             << "numel-multiple " << numelMultiple.getValue();
 
     Block &entry = func.getBody().front();
     OpBuilder builder(context);
@@ -162,6 +170,10 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
                   attrs.getI64IntegerAttr(indexBits));
     func->setAttr(KFuseDialect::kAlignmentAttrName,
                   attrs.getI64IntegerAttr(alignment));
+    // A known count says all; a dynamic one keeps what it is a multiple of.
+    if (numel < 0 && numelMultiple > 1)
+      func->setAttr(KFuseDialect::kNumelMultipleAttrName,
+                    attrs.getI64IntegerAttr(numelMultiple));
     return success();
   }
 };

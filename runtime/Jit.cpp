@@ -16,7 +16,7 @@
 namespace kfuse {
 
 /// Bump when the generated code changes meaning for the same inputs.
-static constexpr const char *kCodegenVersion = "kfuse-codegen-1";
+static constexpr const char *kCodegenVersion = "kfuse-codegen-2";
 
 unsigned commonAlignment(llvm::ArrayRef<const void *> pointers) {
   unsigned alignment = 16;
@@ -90,6 +90,11 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
       roleDTypes[static_cast<unsigned>(ArgRole::model)].value_or(DType::bf16);
   spec.numel = specializeNumel ? numel.value_or(0) : -1;
   spec.alignment = commonAlignment(pointers);
+  // The power of two (up to the widest vector, 8 elements) that divides a
+  // dynamic count: the common multiple of 8 compiles without a scalar tail.
+  if (spec.numel < 0 && numel.value_or(0) > 0)
+    while (spec.numelMultiple < 8 && *numel % (2 * spec.numelMultiple) == 0)
+      spec.numelMultiple *= 2;
   return spec;
 }
 
@@ -210,6 +215,7 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
            a.paramDType == spec.paramDType && a.gradDType == spec.gradDType &&
            a.stateDType == spec.stateDType && a.modelDType == spec.modelDType &&
            a.numel == spec.numel && a.alignment == spec.alignment &&
+           a.numelMultiple == spec.numelMultiple &&
            o.fuse == options.fuse && o.maxGroupSize == options.maxGroupSize &&
            o.multiTensor == options.multiTensor &&
            o.gradScaling == options.gradScaling &&
@@ -375,6 +381,11 @@ llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
                      "plan for '" + name + "' is specialized on " +
                          llvm::Twine(plan.numel) + " elements, launched on " +
                          llvm::Twine(numel));
+  if (plan.numel == -1 && numel % plan.numelMultiple != 0)
+    return makeError(ErrorCode::Internal,
+                     "plan for '" + name + "' needs a multiple of " +
+                         llvm::Twine(plan.numelMultiple) +
+                         " elements, launched on " + llvm::Twine(numel));
   llvm::Expected<DeviceInfo> device = driver->currentDevice();
   if (!device)
     return device.takeError();

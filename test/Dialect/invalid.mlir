@@ -224,6 +224,13 @@ func.func @vector_width() attributes {kfuse.vector_width = 3 : i64} {
 
 // -----
 
+// expected-error @+1 {{'kfuse.numel_multiple' must be a positive power of two}}
+func.func @numel_multiple() attributes {kfuse.numel_multiple = 12 : i64} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{unknown kfuse attribute 'kfuse.fast'}}
 func.func @unknown_attr() attributes {kfuse.fast} {
   return

@@ -188,6 +188,22 @@ TEST(JitTest, SpecializeNumel) {
   llvm::Expected<Specialization> spec = update->specialize(adamwArgs(4096));
   ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
   EXPECT_EQ(spec->numel, 4096);
+  EXPECT_EQ(spec->numelMultiple, 1u); // a known count says all
+}
+
+TEST(JitTest, DynamicNumelKeepsItsPowerOfTwoUpToEight) {
+  std::unique_ptr<Update> update = loadAdamw();
+  ASSERT_TRUE(update);
+  for (auto [numel, multiple] : {std::pair<int64_t, unsigned>{4096, 8},
+                                 {1000, 8},
+                                 {1004, 4},
+                                 {1026, 2},
+                                 {1025, 1}}) {
+    llvm::Expected<Specialization> spec = update->specialize(adamwArgs(numel));
+    ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
+    EXPECT_EQ(spec->numel, -1);
+    EXPECT_EQ(spec->numelMultiple, multiple) << numel;
+  }
 }
 
 TEST(JitTest, CacheKeyChangesWithArchSpecAndOptions) {
@@ -205,6 +221,10 @@ TEST(JitTest, CacheKeyChangesWithArchSpecAndOptions) {
   Specialization aligned4 = spec;
   aligned4.alignment = 4;
   EXPECT_NE(base, compileCacheKey(update->text(), aligned4, "sm_90", options));
+  Specialization multipleOf8 = spec;
+  multipleOf8.numelMultiple = 8;
+  EXPECT_NE(base,
+            compileCacheKey(update->text(), multipleOf8, "sm_90", options));
   PipelineOptions unfused;
   unfused.fuse = false;
   EXPECT_NE(base, compileCacheKey(update->text(), spec, "sm_90", unfused));

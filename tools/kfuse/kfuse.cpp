@@ -64,6 +64,11 @@ static cl::opt<bool> masterWeights(
 static cl::opt<unsigned>
     alignment("alignment", cl::desc("bytes every tensor pointer is aligned to"),
               cl::init(16), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<unsigned> numelMultiple(
+    "numel-multiple",
+    cl::desc("a power of two a dynamic element count is a multiple of (as "
+             "the runtime specializes: up to 8)"),
+    cl::init(1), KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<std::string>
     arch("arch",
          cl::desc("GPU arch, e.g. sm_90 (default: the local GPU's, "
@@ -183,6 +188,10 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.spec.stateDType = *state;
   options.spec.modelDType = *model;
   options.spec.alignment = alignment;
+  if (numelMultiple == 0 || (numelMultiple & (numelMultiple - 1)) != 0)
+    return createStringError("--numel-multiple must be a power of two, got " +
+                             Twine(numelMultiple.getValue()));
+  options.spec.numelMultiple = numelMultiple;
   options.pipeline.fuse = !noFusion;
   options.pipeline.maxGroupSize = maxGroupSize;
   options.pipeline.multiTensor = multiTensor;
