@@ -65,9 +65,12 @@ def nvrtc_ms(lib, source, options):
     return ms
 
 
-def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False, multiple=1):
+def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False, multiple=1,
+                heap_pad=True):
     env = dict(os.environ, KFUSE_CACHE_DIR=cache_dir)
     env.pop("KFUSE_CACHE", None)
+    if not heap_pad:
+        env["KFUSE_HEAP_PAD_MB"] = "0"
     command = [kfuse, "compile", str(ir), "--emit=cubin", f"--arch={arch}",
                "-o", os.devnull, "--stats", f"--numel-multiple={multiple}"]
     if warm:
@@ -136,7 +139,21 @@ def main():
     trivial_first = statistics.median(trivial_first_ms(arch_options)
                                       for _ in range(options.repeats))
 
+    # The trivial kernel again with the heap pad kfuse's runtime sets
+    # (runtime/HeapRetention.h): NVRTC's heap stays mapped between compiles
+    # in this process from here on.
+    heap_pad = None
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        if libc.mallopt(-2, 64 << 20) == 1:  # M_TOP_PAD
+            nvrtc_ms(lib, TRIVIAL, arch_options)
+            heap_pad = statistics.median(nvrtc_ms(lib, TRIVIAL, arch_options)
+                                         for _ in range(options.repeats))
+    except OSError:
+        pass
+
     cold, hits, stages, warm_cold, warm_tail = [], [], [], [], []
+    warm_no_pad = []
     multiple = options.numel_multiple
     for _ in range(options.repeats):
         with tempfile.TemporaryDirectory() as cache_dir:
@@ -144,6 +161,13 @@ def main():
                                options.arch, warm=True, multiple=multiple)
             assert warm["cache"] == "miss", warm
             warm_cold.append(warm["total_ms"])
+        with tempfile.TemporaryDirectory() as cache_dir:
+            # What the heap pad buys: the same without it.
+            plain = kfuse_stats(options.kfuse, options.ir, cache_dir,
+                                options.arch, warm=True, multiple=multiple,
+                                heap_pad=False)
+            assert plain["cache"] == "miss", plain
+            warm_no_pad.append(plain["total_ms"])
         with tempfile.TemporaryDirectory() as cache_dir:
             # The kernel for a count of unknown divisibility (a tail loop).
             tail = kfuse_stats(options.kfuse, options.ir, cache_dir,
@@ -180,6 +204,13 @@ def main():
            "cold_over_trivial_first_in_process": cold_ms / trivial_first,
            "cold_warm_nvrtc_total_ms": warm_cold_ms,
            "cold_warm_nvrtc_over_trivial": warm_cold_ms / trivial,
+           # Without kfuse's heap pad (KFUSE_HEAP_PAD_MB=0), and the trivial
+           # kernel with it: like with like, the allocator tuned on both.
+           "cold_warm_nvrtc_no_heap_pad_total_ms":
+               statistics.median(warm_no_pad),
+           "trivial_nvrtc_heap_pad_ms": heap_pad,
+           "cold_warm_nvrtc_over_trivial_heap_pad":
+               warm_cold_ms / heap_pad if heap_pad else None,
            # The same with a count of unknown divisibility (--numel-multiple
            # 1): one more copy of the body, the scalar tail loop.
            "cold_warm_nvrtc_tail_total_ms": warm_tail_ms,

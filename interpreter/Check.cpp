@@ -84,10 +84,11 @@ static LogicalResult checkSignature(func::FuncOp reference,
 
 double computeTensorError(ArrayRef<double> candidate,
                           ArrayRef<double> reference, double errorFloor,
-                          int64_t *worstIndex) {
+                          int64_t *worstIndex, ArrayRef<uint8_t> skip) {
+  auto skipped = [&](size_t i) { return i < skip.size() && skip[i]; };
   double scale = 0.0;
-  for (double value : reference)
-    if (std::isfinite(value))
+  for (auto [i, value] : llvm::enumerate(reference))
+    if (std::isfinite(value) && !skipped(i))
       scale = std::max(scale, std::fabs(value));
   double floor =
       std::max(errorFloor * scale, std::numeric_limits<double>::min());
@@ -95,6 +96,8 @@ double computeTensorError(ArrayRef<double> candidate,
   int64_t worstAt = -1;
   size_t size = std::min(candidate.size(), reference.size());
   for (size_t i = 0; i < size; ++i) {
+    if (skipped(i))
+      continue;
     double a = candidate[i], b = reference[i];
     double error;
     if (std::isnan(a) || std::isnan(b))
@@ -120,6 +123,13 @@ double computeTensorError(ArrayRef<double> candidate,
   if (worstIndex)
     *worstIndex = worstAt;
   return worst;
+}
+
+double getAmbiguousFraction(ArrayRef<uint8_t> ambiguous, size_t elements) {
+  if (elements == 0)
+    return 0.0;
+  size_t count = llvm::count_if(ambiguous, [](uint8_t a) { return a != 0; });
+  return static_cast<double>(count) / static_cast<double>(elements);
 }
 
 FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
@@ -237,8 +247,11 @@ FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
       FailureOr<std::vector<double>> grad = draw(i, Distribution::Standard);
       if (failed(grad))
         return failure();
-      for (Subject &subject : subjects)
+      for (Subject &subject : subjects) {
         subject.values.tensors[i] = *grad;
+        if (i < subject.values.ambiguous.size())
+          subject.values.ambiguous[i].clear();
+      }
     }
     for (unsigned i : hyperArgs) {
       double value = getArgName(reference, i) == "step"
@@ -247,20 +260,37 @@ FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
       for (Subject &subject : subjects)
         subject.values.scalars[i] = value;
     }
-    for (Subject &subject : subjects)
-      if (failed(
-              interpretUpdate(subject.func, subject.values, subject.precision)))
+    for (auto [index, subject] : llvm::enumerate(subjects))
+      if (failed(interpretUpdate(subject.func, subject.values,
+                                 subject.precision,
+                                 index == 0 ? options.decisionSlack : 0.0)))
         return failure();
   }
 
+  const UpdateValues &expected = subjects[0].values;
+  auto getAmbiguous = [&](unsigned i) -> ArrayRef<uint8_t> {
+    if (i < expected.ambiguous.size())
+      return expected.ambiguous[i];
+    return {};
+  };
+  for (unsigned i : comparedArgs) {
+    ArrayRef<uint8_t> ambiguous = getAmbiguous(i);
+    size_t size = expected.tensors[i].size();
+    double fraction = getAmbiguousFraction(ambiguous, size);
+    report.ambiguousElements += static_cast<int64_t>(
+        llvm::count_if(ambiguous, [](uint8_t a) { return a != 0; }));
+    report.comparedElements += static_cast<int64_t>(size);
+    report.maxAmbiguousFraction =
+        std::max(report.maxAmbiguousFraction, fraction);
+  }
   double worst = -1.0;
   for (auto [index, candidate] : llvm::enumerate(candidates)) {
     const UpdateValues &values = subjects[index + 1].values;
     for (unsigned i : comparedArgs) {
       int64_t worstIndex;
       double error =
-          computeTensorError(values.tensors[i], subjects[0].values.tensors[i],
-                             options.errorFloor, &worstIndex);
+          computeTensorError(values.tensors[i], expected.tensors[i],
+                             options.errorFloor, &worstIndex, getAmbiguous(i));
       *candidate.error = std::max(*candidate.error, error);
       if (error > worst) {
         worst = error;
@@ -270,7 +300,8 @@ FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
     }
   }
   report.passed = report.maxRelErrorUnfused <= options.tolerance &&
-                  report.maxRelErrorFused <= options.tolerance;
+                  report.maxRelErrorFused <= options.tolerance &&
+                  report.maxAmbiguousFraction <= options.maxAmbiguousFraction;
   return report;
 }
 
@@ -282,6 +313,18 @@ void printCheckReport(const CheckReport &report, const CheckOptions &options,
      << "\n";
   if (report.worstIndex >= 0)
     os << "worst: " << report.worstArg << "[" << report.worstIndex << "]\n";
+  if (report.ambiguousElements > 0)
+    os << "left out: " << report.ambiguousElements << " of "
+       << report.comparedElements << " elements decided within "
+       << llvm::format("%.0e", options.decisionSlack)
+       << " of a tie (a comparison, floor, sign), which f32 may decide "
+          "otherwise\n";
+  if (report.maxAmbiguousFraction > options.maxAmbiguousFraction)
+    os << "too ambiguous: "
+       << llvm::format("%.2f", report.maxAmbiguousFraction * 100)
+       << " % of a tensor hangs on near-tie decisions (at most "
+       << llvm::format("%.2f", options.maxAmbiguousFraction * 100)
+       << " % may)\n";
   os << (report.passed ? "PASS" : "FAIL") << " (tolerance "
      << llvm::format("%.1e", options.tolerance) << ", " << options.steps
      << " steps, seed " << options.seed << ")\n";

@@ -38,6 +38,15 @@ struct CheckOptions {
   /// skipped tail, a wrong constant) fails. Smaller values weigh small
   /// elements more and need a larger tolerance.
   double errorFloor = 1.0;
+  /// The reference tracks near-tie decisions with this slack
+  /// (interpretUpdate's `decisionSlack`) and the comparison leaves out the
+  /// elements that hang on one: f32 may rightly decide those the other way
+  /// (Lion's sign of a momentum within rounding of 0). f32 rounding of a
+  /// decision's operands is ~1e-7 of their scale; 1e-5 leaves margin.
+  double decisionSlack = 1e-5;
+  /// The largest fraction of a tensor's elements left out that way; more
+  /// fails, as a comparison that skips that much proves little.
+  double maxAmbiguousFraction = 0.01;
 };
 
 struct CheckReport {
@@ -46,6 +55,11 @@ struct CheckReport {
   /// The argument and element of the largest error over both candidates.
   std::string worstArg;
   int64_t worstIndex = -1;
+  /// Elements of the compared tensors left out as ambiguous, of all, and the
+  /// largest fraction left out of one tensor.
+  int64_t ambiguousElements = 0;
+  int64_t comparedElements = 0;
+  double maxAmbiguousFraction = 0.0;
   bool passed = false;
 };
 
@@ -56,7 +70,9 @@ struct CheckReport {
 /// (second moments); hypers take their kfuse.default, and a hyper named
 /// "step" is 1, 2, 3... Inputs are rounded to the narrowest storage type any
 /// of the functions declares, so all start from identical values. Compares
-/// every param and state tensor after the last step. Fails with a
+/// every param and state tensor after the last step, leaving out the
+/// elements the reference marks ambiguous (CheckOptions::decisionSlack); too
+/// many of them fail the check. Fails with a
 /// diagnostic when the functions do not match or one cannot be run.
 mlir::FailureOr<CheckReport> runCheck(mlir::func::FuncOp reference,
                                       mlir::func::FuncOp unfused,
@@ -66,9 +82,15 @@ mlir::FailureOr<CheckReport> runCheck(mlir::func::FuncOp reference,
 /// The error of `candidate` against `reference` under the metric of
 /// CheckOptions::errorFloor, and in `worstIndex` (if given) where it is
 /// largest. A NaN or infinity on one side only is an infinite error.
+/// Elements where `skip` (empty, or one entry per element) is nonzero are
+/// left out.
 double computeTensorError(llvm::ArrayRef<double> candidate,
                           llvm::ArrayRef<double> reference, double errorFloor,
-                          int64_t *worstIndex = nullptr);
+                          int64_t *worstIndex = nullptr,
+                          llvm::ArrayRef<uint8_t> skip = {});
+
+/// The fraction of an `elements`-long tensor that `ambiguous` marks.
+double getAmbiguousFraction(llvm::ArrayRef<uint8_t> ambiguous, size_t elements);
 
 /// A human-readable summary of `report` for the command line.
 void printCheckReport(const CheckReport &report, const CheckOptions &options,

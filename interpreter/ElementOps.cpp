@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -301,6 +302,74 @@ static double evaluateUnrounded(const ElementOp &op, ArrayRef<double> x) {
 double evaluateElement(const ElementOp &op, ArrayRef<double> operands) {
   double result = evaluateUnrounded(op, operands);
   return op.roundResult ? roundToKind(result, op.resultKind) : result;
+}
+
+bool isDecision(const ElementOp &op) {
+  switch (op.kind) {
+  case Kind::CmpF:
+    return op.predicate != arith::CmpFPredicate::AlwaysFalse &&
+           op.predicate != arith::CmpFPredicate::AlwaysTrue &&
+           op.predicate != arith::CmpFPredicate::ORD &&
+           op.predicate != arith::CmpFPredicate::UNO;
+  case Kind::Floor:
+  case Kind::Ceil:
+  case Kind::CopySign:
+  case Kind::RemF:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool preservesExactness(const ElementOp &op) {
+  switch (op.kind) {
+  case Kind::Constant:
+  case Kind::Copy:
+  case Kind::NegF:
+  case Kind::AbsF:
+  case Kind::MaximumF:
+  case Kind::MinimumF:
+  case Kind::MaxNumF:
+  case Kind::MinNumF:
+  case Kind::CmpF:
+  case Kind::Select:
+  case Kind::AndI:
+  case Kind::OrI:
+  case Kind::XOrI:
+  case Kind::UIToFP:
+  case Kind::SIToFP:
+  case Kind::CopySign:
+  case Kind::Floor:
+  case Kind::Ceil:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isNearDecision(const ElementOp &op, ArrayRef<double> x,
+                    ArrayRef<double> scales, double slack) {
+  if (!isDecision(op))
+    return false;
+  for (double value : x)
+    if (!std::isfinite(value))
+      return false;
+  switch (op.kind) {
+  case Kind::CmpF:
+    return std::fabs(x[0] - x[1]) <= slack * std::max(scales[0], scales[1]);
+  case Kind::Floor:
+  case Kind::Ceil:
+    return std::fabs(x[0] - std::nearbyint(x[0])) <= slack * scales[0];
+  case Kind::CopySign:
+    return std::fabs(x[1]) <= slack * scales[1];
+  case Kind::RemF: {
+    double remainder = std::fabs(std::fmod(x[0], x[1]));
+    double margin = slack * std::max(scales[0], scales[1]);
+    return remainder <= margin || std::fabs(x[1]) - remainder <= margin;
+  }
+  default:
+    return false;
+  }
 }
 
 } // namespace kfuse

@@ -84,6 +84,21 @@ mlir::FailureOr<ElementOp> compileElementOp(mlir::Operation *op,
 /// One element of `op` on `operands` (one per op operand), rounded.
 double evaluateElement(const ElementOp &op, llvm::ArrayRef<double> operands);
 
+/// Whether `op` decides between outcomes at thresholds of its operands (a
+/// comparison, floor, ceil, copysign, remainder): a discontinuous function.
+bool isDecision(const ElementOp &op);
+
+/// Whether `op`'s result is exact when its operands are: it picks, negates
+/// or compares values rather than rounding new ones. Two precisions then
+/// agree on it wherever they agree on the operands.
+bool preservesExactness(const ElementOp &op);
+
+/// Whether `op` on `operands` decides within `slack` of a threshold, relative
+/// to `scales`, the largest magnitude of each operand over its tensor: where
+/// the rounding of its operands could tip the outcome.
+bool isNearDecision(const ElementOp &op, llvm::ArrayRef<double> operands,
+                    llvm::ArrayRef<double> scales, double slack);
+
 } // namespace kfuse
 
 #endif // KFUSE_INTERPRETER_ELEMENTOPS_H

@@ -4,7 +4,8 @@
 // doubles; kfuse.fused bodies are compiled to a flat program of element ops
 // and run once per element. Writes are staged and applied when the update
 // returns, so every read sees the pre-step values and a failed run leaves
-// the caller's buffers untouched.
+// the caller's buffers untouched. With a decision slack, a mask beside each
+// value marks the elements that hang on a near-tie decision.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +14,11 @@
 #include "interpreter/ElementOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 using namespace mlir;
@@ -28,8 +32,34 @@ struct RuntimeValue {
   bool isTensor = false;
   double scalar = 0.0;
   std::vector<double> elements;
+  /// Near-tie decisions: per element (empty: none) or for the scalar.
+  std::vector<uint8_t> ambiguous;
+  bool scalarAmbiguous = false;
+  /// Whether every precision computes the same value: an input the update
+  /// does not write, a constant, or what picks or compares exact values. A
+  /// decision on exact values is not ambiguous, however close the tie.
+  bool exact = false;
 
   double at(size_t index) const { return isTensor ? elements[index] : scalar; }
+  bool ambiguousAt(size_t index) const {
+    return isTensor ? !ambiguous.empty() && ambiguous[index] : scalarAmbiguous;
+  }
+  /// The largest finite magnitude: the scale a decision's slack is relative
+  /// to.
+  double magnitude() const {
+    if (!isTensor)
+      return std::isfinite(scalar) ? std::fabs(scalar) : 0.0;
+    double largest = 0.0;
+    for (double element : elements)
+      if (std::isfinite(element))
+        largest = std::max(largest, std::fabs(element));
+    return largest;
+  }
+  void markAmbiguous(size_t index) {
+    if (ambiguous.empty())
+      ambiguous.assign(elements.size(), 0);
+    ambiguous[index] = 1;
+  }
 };
 
 /// One op of a compiled kfuse.fused body, reading and writing slots.
@@ -41,8 +71,9 @@ struct FusedInstruction {
 
 class UpdateInterpreter {
 public:
-  UpdateInterpreter(func::FuncOp update, Precision precision)
-      : update(update), precision(precision) {}
+  UpdateInterpreter(func::FuncOp update, Precision precision,
+                    double decisionSlack)
+      : update(update), precision(precision), decisionSlack(decisionSlack) {}
 
   LogicalResult run(UpdateValues &values);
 
@@ -66,10 +97,15 @@ private:
 
   func::FuncOp update;
   Precision precision;
+  /// Zero: no ambiguity tracking.
+  double decisionSlack;
   /// The element count of every tensor, fixed by the argument buffers.
   std::optional<size_t> numElements;
   DenseMap<Value, RuntimeValue> env;
   std::map<unsigned, std::vector<double>> pendingWrites;
+  std::map<unsigned, std::vector<uint8_t>> pendingAmbiguous;
+  /// The arguments some kfuse.write targets.
+  llvm::DenseSet<unsigned> writtenArgs;
 };
 
 } // namespace
@@ -117,6 +153,8 @@ LogicalResult UpdateInterpreter::bindArguments(const UpdateValues &values) {
       return failure();
     bool round = roundsStorage(*kind);
     RuntimeValue bound;
+    // A written argument carries the previous step's rounding.
+    bound.exact = !writtenArgs.contains(index);
     if (auto tensor = dyn_cast<RankedTensorType>(arg.getType())) {
       if (index >= values.tensors.size())
         return update.emitError()
@@ -141,6 +179,9 @@ LogicalResult UpdateInterpreter::bindArguments(const UpdateValues &values) {
       }
       bound.isTensor = true;
       bound.elements = buffer;
+      if (decisionSlack > 0 && index < values.ambiguous.size() &&
+          values.ambiguous[index].size() == buffer.size())
+        bound.ambiguous = values.ambiguous[index];
       if (round)
         for (double &element : bound.elements)
           element = roundToKind(element, *kind);
@@ -176,14 +217,26 @@ LogicalResult UpdateInterpreter::executeElementwise(Operation *op) {
   Type resultType = op->getResult(0).getType();
   RuntimeValue result;
   SmallVector<double, 3> arguments(operands.size());
+  bool tracked = decisionSlack > 0;
+  bool exactOperands = llvm::all_of(
+      operands, [](const RuntimeValue *operand) { return operand->exact; });
+  bool decides = tracked && isDecision(*element) && !exactOperands;
+  result.exact = exactOperands && preservesExactness(*element);
+  SmallVector<double, 3> scales;
+  if (decides)
+    for (const RuntimeValue *operand : operands)
+      scales.push_back(operand->magnitude());
   if (!isa<ShapedType>(resultType)) {
     for (auto [index, operand] : llvm::enumerate(operands)) {
       if (operand->isTensor)
         return op->emitOpError()
                << "has a tensor operand #" << index << " but a scalar result";
       arguments[index] = operand->scalar;
+      result.scalarAmbiguous |= operand->scalarAmbiguous;
     }
     result.scalar = evaluateElement(*element, arguments);
+    if (decides && isNearDecision(*element, arguments, scales, decisionSlack))
+      result.scalarAmbiguous = true;
   } else {
     FailureOr<size_t> size = getTensorSize(resultType, op);
     if (failed(size))
@@ -196,9 +249,15 @@ LogicalResult UpdateInterpreter::executeElementwise(Operation *op) {
     result.isTensor = true;
     result.elements.resize(*size);
     for (size_t i = 0; i < *size; ++i) {
-      for (auto [index, operand] : llvm::enumerate(operands))
+      bool ambiguous = false;
+      for (auto [index, operand] : llvm::enumerate(operands)) {
         arguments[index] = operand->at(i);
+        ambiguous |= tracked && operand->ambiguousAt(i);
+      }
       result.elements[i] = evaluateElement(*element, arguments);
+      if (ambiguous || (decides && isNearDecision(*element, arguments, scales,
+                                                  decisionSlack)))
+        result.markAmbiguous(i);
     }
   }
   env[op->getResult(0)] = std::move(result);
@@ -215,6 +274,9 @@ LogicalResult UpdateInterpreter::executeBroadcast(BroadcastOp op) {
   RuntimeValue result;
   result.isTensor = true;
   result.elements.assign((*like)->elements.size(), (*scalar)->scalar);
+  result.exact = (*scalar)->exact;
+  if (decisionSlack > 0 && (*scalar)->scalarAmbiguous)
+    result.ambiguous.assign(result.elements.size(), 1);
   env[op.getResult()] = std::move(result);
   return success();
 }
@@ -281,7 +343,7 @@ LogicalResult UpdateInterpreter::executeFused(FusedOp op) {
   }
   std::vector<double> slotValues(numSlots);
   SmallVector<double, 3> arguments;
-  for (size_t i = 0; i < *size; ++i) {
+  auto evaluateBody = [&](size_t i) {
     for (auto [index, input] : llvm::enumerate(inputs))
       slotValues[index] = input->at(i);
     for (const FusedInstruction &instruction : program) {
@@ -291,9 +353,66 @@ LogicalResult UpdateInterpreter::executeFused(FusedOp op) {
       slotValues[instruction.result] =
           evaluateElement(instruction.op, arguments);
     }
-    for (auto [index, slot] : llvm::enumerate(yielded))
-      results[index].elements[i] = slotValues[slot];
+  };
+  bool tracked = decisionSlack > 0;
+  // A decision's slack is relative to its operands' magnitudes over all
+  // elements, so a first pass measures them.
+  std::vector<uint8_t> slotExact(numSlots, 0);
+  for (auto [index, input] : llvm::enumerate(inputs))
+    slotExact[index] = input->exact;
+  std::vector<SmallVector<double, 3>> scales(program.size());
+  bool decides = false;
+  for (auto [index, instruction] : llvm::enumerate(program)) {
+    bool exactOperands = llvm::all_of(
+        instruction.operands, [&](unsigned slot) { return slotExact[slot]; });
+    slotExact[instruction.result] =
+        exactOperands && preservesExactness(instruction.op);
+    if (tracked && isDecision(instruction.op) && !exactOperands) {
+      decides = true;
+      scales[index].assign(instruction.operands.size(), 0.0);
+    }
   }
+  if (decides)
+    for (size_t i = 0; i < *size; ++i) {
+      evaluateBody(i);
+      for (auto [index, instruction] : llvm::enumerate(program))
+        for (auto [position, operand] : llvm::enumerate(instruction.operands))
+          if (!scales[index].empty() && std::isfinite(slotValues[operand]))
+            scales[index][position] = std::max(scales[index][position],
+                                               std::fabs(slotValues[operand]));
+    }
+  std::vector<uint8_t> slotAmbiguous(tracked ? numSlots : 0);
+  for (size_t i = 0; i < *size; ++i) {
+    if (!tracked) {
+      evaluateBody(i);
+    } else {
+      for (auto [index, input] : llvm::enumerate(inputs)) {
+        slotValues[index] = input->at(i);
+        slotAmbiguous[index] = input->ambiguousAt(i);
+      }
+      for (auto [index, instruction] : llvm::enumerate(program)) {
+        arguments.clear();
+        bool ambiguous = false;
+        for (unsigned operand : instruction.operands) {
+          arguments.push_back(slotValues[operand]);
+          ambiguous |= slotAmbiguous[operand] != 0;
+        }
+        slotValues[instruction.result] =
+            evaluateElement(instruction.op, arguments);
+        slotAmbiguous[instruction.result] =
+            ambiguous || (!scales[index].empty() &&
+                          isNearDecision(instruction.op, arguments,
+                                         scales[index], decisionSlack));
+      }
+    }
+    for (auto [index, slot] : llvm::enumerate(yielded)) {
+      results[index].elements[i] = slotValues[slot];
+      if (tracked && slotAmbiguous[slot])
+        results[index].markAmbiguous(i);
+    }
+  }
+  for (auto [index, slot] : llvm::enumerate(yielded))
+    results[index].exact = slotExact[slot];
   for (auto [result, value] : llvm::zip(op.getResults(), results))
     env[result] = std::move(value);
   return success();
@@ -313,6 +432,8 @@ LogicalResult UpdateInterpreter::executeWrite(WriteOp op) {
     return op.emitOpError()
            << "writes argument #" << index << " '" << getArgName(update, index)
            << "' a second time in one step";
+  if (decisionSlack > 0)
+    pendingAmbiguous[index] = (*value)->ambiguous;
   return success();
 }
 
@@ -337,6 +458,10 @@ LogicalResult UpdateInterpreter::run(UpdateValues &values) {
     return update.emitError() << "update '" << update.getSymName()
                               << "' has several blocks; the interpreter runs "
                                  "single-block updates";
+  update.walk([&](WriteOp write) {
+    if (auto target = dyn_cast<BlockArgument>(write.getTarget()))
+      writtenArgs.insert(target.getArgNumber());
+  });
   if (failed(bindArguments(values)))
     return failure();
   for (Operation &op : update.getBody().front()) {
@@ -351,12 +476,17 @@ LogicalResult UpdateInterpreter::run(UpdateValues &values) {
   }
   for (auto &[index, elements] : pendingWrites)
     values.tensors[index] = std::move(elements);
+  if (decisionSlack > 0) {
+    values.ambiguous.resize(values.tensors.size());
+    for (auto &[index, ambiguous] : pendingAmbiguous)
+      values.ambiguous[index] = std::move(ambiguous);
+  }
   return success();
 }
 
 LogicalResult interpretUpdate(func::FuncOp update, UpdateValues &values,
-                              Precision precision) {
-  UpdateInterpreter interpreter(update, precision);
+                              Precision precision, double decisionSlack) {
+  UpdateInterpreter interpreter(update, precision, decisionSlack);
   return interpreter.run(values);
 }
 

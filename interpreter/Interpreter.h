@@ -10,6 +10,7 @@
 
 #include "dialect/KFuseOps.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace kfuse {
@@ -28,6 +29,11 @@ enum class Precision {
 struct UpdateValues {
   std::vector<std::vector<double>> tensors;
   std::vector<double> scalars;
+  /// Per tensor argument (empty: none), 1 where the element's value hangs on
+  /// a decision taken near its threshold (see interpretUpdate's
+  /// `decisionSlack`). Kept up to date only for written tensors; a caller
+  /// that replaces a tensor's values clears its entry.
+  std::vector<std::vector<uint8_t>> ambiguous;
 };
 
 /// Runs `update` once on `values` in place: unfused whole-tensor ops,
@@ -35,8 +41,17 @@ struct UpdateValues {
 /// all have one size, the static one if the type has it. Fails with a
 /// diagnostic at the first op it cannot execute, on mismatched buffer sizes
 /// or missing values; `values` is then left unchanged.
+///
+/// With `decisionSlack` > 0 it also tracks which elements are ambiguous: a
+/// comparison whose operands differ by at most `decisionSlack` times their
+/// largest magnitude over the tensor, a floor or ceil that near an integer,
+/// a copysign of a near-zero sign, a remainder near a multiple, and every
+/// value computed from one of those. Another rounding of the same math (f32
+/// against the f64 reference) may decide such an element the other way:
+/// Lion's sign(c) for c within rounding of 0 moves the param by 2 * lr.
 mlir::LogicalResult interpretUpdate(mlir::func::FuncOp update,
-                                    UpdateValues &values, Precision precision);
+                                    UpdateValues &values, Precision precision,
+                                    double decisionSlack = 0.0);
 
 } // namespace kfuse
 

@@ -1,6 +1,7 @@
 //===- Nvrtc.cpp - CUDA C++ to PTX or cubin with NVRTC --------------------===//
 
 #include "runtime/Nvrtc.h"
+#include "runtime/HeapRetention.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -231,6 +232,7 @@ llvm::Expected<NvrtcResult> compileWithNvrtc(const std::string &source,
   for (const std::string &arg : result.options)
     argv.push_back(arg.c_str());
 
+  retainHeapBetweenCompiles();
   auto start = std::chrono::steady_clock::now();
   ProgramPtr program(new nvrtcProgram(nullptr));
   if (nvrtcResult rc =

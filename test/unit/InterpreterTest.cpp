@@ -748,6 +748,140 @@ func.func @sgd_f32(
   EXPECT_GT(loose->maxRelErrorFused, 1e-4);
 }
 
+/// A sign of a computed difference, unfused and fused: the same decision
+/// near ties either way.
+constexpr const char *kSignArgs = R"(
+    %param: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %grad: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+    %out: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "out"},
+    %shift: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "shift", kfuse.default = 0.125 : f32})
+    attributes {kfuse.update})";
+
+TEST_F(InterpreterTest, NearTieDecisionsAreAmbiguousUnfusedAndFused) {
+  func::FuncOp unfused = parse(std::string("func.func @sign(") + kSignArgs +
+                               R"( {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %shift_v = kfuse.broadcast %shift like %param : f32, tensor<?xf32>
+  %zero_v = kfuse.broadcast %zero like %param : f32, tensor<?xf32>
+  %one_v = kfuse.broadcast %one like %param : f32, tensor<?xf32>
+  %c = arith.subf %grad, %shift_v : tensor<?xf32>
+  %pos = arith.cmpf ogt, %c, %zero_v : tensor<?xf32>
+  %exact = arith.cmpf ogt, %grad, %zero_v : tensor<?xf32>
+  %s = arith.select %pos, %one_v, %zero_v : tensor<?xi1>, tensor<?xf32>
+  %t = arith.select %exact, %one_v, %zero_v : tensor<?xi1>, tensor<?xf32>
+  %n = arith.addf %param, %s : tensor<?xf32>
+  kfuse.write %n to %param : tensor<?xf32>
+  kfuse.write %t to %out : tensor<?xf32>
+  return
+})");
+  func::FuncOp fused =
+      parse(std::string("func.func @sign_fused(") + kSignArgs + R"( {
+  %r:2 = kfuse.fused (%param, %grad, %shift)
+      : (tensor<?xf32>, tensor<?xf32>, f32) -> (tensor<?xf32>, tensor<?xf32>) {
+  ^bb0(%p: f32, %g: f32, %sh: f32):
+    %zero = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    %c = arith.subf %g, %sh : f32
+    %pos = arith.cmpf ogt, %c, %zero : f32
+    %exact = arith.cmpf ogt, %g, %zero : f32
+    %s = arith.select %pos, %one, %zero : f32
+    %t = arith.select %exact, %one, %zero : f32
+    %n = arith.addf %p, %s : f32
+    kfuse.yield %n, %t : f32, f32
+  }
+  kfuse.write %r#0 to %param : tensor<?xf32>
+  kfuse.write %r#1 to %out : tensor<?xf32>
+  return
+})");
+  ASSERT_TRUE(unfused && fused);
+  for (func::FuncOp func : {unfused, fused}) {
+    // grad - 0.125 is a near tie at 0.125 + 1e-9 (operand scale 2), not
+    // at 0.5; a decision on the input grad itself is exact even at 0.
+    UpdateValues values = makeValues(func,
+                                     {{"param", {0.0, 0.0, 0.0, 0.0}},
+                                      {"grad", {0.125 + 1e-9, 0.5, 0.0, -2.0}},
+                                      {"out", {0.0, 0.0, 0.0, 0.0}}},
+                                     {});
+    ASSERT_TRUE(succeeded(interpretUpdate(func, values, Precision::F64,
+                                          /*decisionSlack=*/1e-5)));
+    ASSERT_EQ(values.ambiguous.size(), 4u);
+    EXPECT_EQ(values.ambiguous[0], (std::vector<uint8_t>{1, 0, 0, 0}))
+        << func.getSymName().str();
+    EXPECT_TRUE(llvm::none_of(values.ambiguous[2], [](uint8_t a) { return a; }))
+        << func.getSymName().str();
+    EXPECT_EQ(values.tensors[2], (std::vector<double>{1.0, 1.0, 0.0, 0.0}));
+    EXPECT_EQ(values.tensors[0], (std::vector<double>{1.0, 1.0, 0.0, 0.0}));
+    // Without a slack nothing is tracked.
+    UpdateValues untracked = makeValues(
+        func, {{"param", {0.0}}, {"grad", {0.1}}, {"out", {0.0}}}, {});
+    ASSERT_TRUE(succeeded(interpretUpdate(func, untracked, Precision::F64)));
+    EXPECT_TRUE(untracked.ambiguous.empty());
+  }
+}
+
+TEST_F(InterpreterTest, CheckLeavesOutLionSignsOfMomentaNearZero) {
+  func::FuncOp lion = loadLibrary("lion");
+  ASSERT_TRUE(lion);
+  CheckOptions options;
+  options.numel = 1000003;
+  // A million elements hold momenta within f32 rounding of 0, where the
+  // f32 sign rightly differs from the float64 one by 2 * lr.
+  options.decisionSlack = 0;
+  FailureOr<CheckReport> exact = runCheck(lion, lion, nullptr, options);
+  ASSERT_TRUE(succeeded(exact));
+  EXPECT_FALSE(exact->passed);
+  EXPECT_EQ(exact->ambiguousElements, 0);
+  options.decisionSlack = CheckOptions().decisionSlack;
+  FailureOr<CheckReport> report = runCheck(lion, lion, nullptr, options);
+  ASSERT_TRUE(succeeded(report));
+  EXPECT_TRUE(report->passed) << report->maxRelErrorUnfused;
+  EXPECT_GT(report->ambiguousElements, 0);
+  EXPECT_LT(report->maxAmbiguousFraction, 1e-3);
+  EXPECT_EQ(report->comparedElements, 2 * 1000003);
+}
+
+TEST_F(InterpreterTest, CheckStillCatchesAWrongDecision) {
+  func::FuncOp reference = loadLibrary("lion");
+  std::string text = readLibrary("lion");
+  const char *right = "arith.cmpf ogt, %c, %zero_v";
+  size_t at = text.find(right);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, strlen(right), "arith.cmpf oge, %c, %one_v");
+  func::FuncOp wrong = parse(text);
+  ASSERT_TRUE(reference && wrong);
+  FailureOr<CheckReport> report =
+      runCheck(reference, reference, wrong, CheckOptions());
+  ASSERT_TRUE(succeeded(report));
+  EXPECT_FALSE(report->passed);
+  EXPECT_LE(report->maxRelErrorUnfused, 1e-6);
+  EXPECT_GT(report->maxRelErrorFused, 1e-6);
+}
+
+TEST_F(InterpreterTest, CheckFailsWhenMostElementsHangOnATie) {
+  // Comparing a computed value with itself plus rounding noise: every
+  // element is a near tie, and leaving them all out would prove nothing.
+  func::FuncOp tie = parse(std::string("func.func @tie(") + kSignArgs + R"( {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %shift_v = kfuse.broadcast %shift like %param : f32, tensor<?xf32>
+  %zero_v = kfuse.broadcast %zero like %param : f32, tensor<?xf32>
+  %one_v = kfuse.broadcast %one like %param : f32, tensor<?xf32>
+  %a = arith.addf %grad, %shift_v : tensor<?xf32>
+  %b = arith.subf %a, %shift_v : tensor<?xf32>
+  %pos = arith.cmpf oeq, %b, %grad : tensor<?xf32>
+  %s = arith.select %pos, %one_v, %zero_v : tensor<?xi1>, tensor<?xf32>
+  %n = arith.addf %param, %s : tensor<?xf32>
+  kfuse.write %n to %param : tensor<?xf32>
+  return
+})");
+  ASSERT_TRUE(tie);
+  FailureOr<CheckReport> report = runCheck(tie, tie, nullptr, CheckOptions());
+  ASSERT_TRUE(succeeded(report));
+  EXPECT_FALSE(report->passed);
+  EXPECT_GT(report->maxAmbiguousFraction, 0.5);
+}
+
 TEST(CheckErrorTest, TensorErrorMetric) {
   int64_t worst = -1;
   // Relative for elements at the tensor's scale...
@@ -762,6 +896,14 @@ TEST(CheckErrorTest, TensorErrorMetric) {
   EXPECT_EQ(worst, 0);
   EXPECT_EQ(computeTensorError({INFINITY}, {1.0}, 1.0), INFINITY);
   EXPECT_EQ(computeTensorError({1.0}, {1.0, 2.0}, 1.0), INFINITY);
+  // Skipped elements count neither as errors nor toward the scale.
+  const std::vector<uint8_t> skip = {0, 1};
+  EXPECT_EQ(computeTensorError({2.0, 9.0}, {2.0, 100.0}, 1.0, &worst, skip),
+            0.0);
+  EXPECT_DOUBLE_EQ(
+      computeTensorError({1.0, 9.0}, {2.0, 100.0}, 1.0, &worst, skip), 0.5);
+  EXPECT_EQ(worst, 0);
+  EXPECT_DOUBLE_EQ(getAmbiguousFraction(skip, 2), 0.5);
 }
 
 TEST_F(InterpreterTest, CheckRejectsMismatchedSignatures) {
