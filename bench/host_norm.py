@@ -15,6 +15,10 @@ ones, synchronized at the end:
   module_fwd        kfuse.torch.nn.LayerNorm forward, autograd recording
   module_fwdbwd     ... and its backward
   torch_*           F.layer_norm and nn.LayerNorm the same way
+  function_floor_fwdbwd  an autograd.Function that only allocates: the
+                    floor of any Python Function
+  *chain25_per_norm  25 modules in a chain and one backward, per norm:
+                    the engine's start-up paid once, as in a model
 Run in a process of its own: KFUSE_NORM_LIVE_KNOBS (which bench_norm.py
 sets) makes every launch read the knobs' environment variables. Appends one
 JSON line to DIR/host_norm.jsonl, with --label and KFUSE_PDL.
@@ -59,6 +63,26 @@ def main():
     kfuse_module = knn.LayerNorm(cols, device="cuda")
     torch_module = torch.nn.LayerNorm(cols, device="cuda")
 
+    class Floor(torch.autograd.Function):
+        """The least a Python autograd Function costs: an allocation
+        forward and backward, no launch."""
+
+        @staticmethod
+        def forward(ctx, t):
+            return torch.empty_like(t)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return torch.empty_like(grad)
+
+    def chain(module, depth=25):
+        # One backward for a chain of norms, as in a model: the autograd
+        # engine's start-up is paid once, not per norm.
+        h = xg
+        for _ in range(depth):
+            h = module(h)
+        h.backward(dy)
+
     cases = {
         "functional": lambda: kfuse.layer_norm_fwd(x, w, b),
         "norm_call": lambda: fwd(**fwd_tensors, eps=1e-5),
@@ -71,8 +95,12 @@ def main():
         "torch_functional": lambda: F.layer_norm(x, (cols,), w, b),
         "torch_module_fwd": lambda: torch_module(xg),
         "torch_module_fwdbwd": lambda: torch_module(xg).backward(dy),
+        "function_floor_fwdbwd": lambda: Floor.apply(xg).backward(dy),
+        "module_chain25_per_norm": lambda: chain(kfuse_module),
+        "torch_module_chain25_per_norm": lambda: chain(torch_module),
     }
-    result = {name: round(1e3 * host_ms(fn, 50, 500), 2)
+    result = {name: round(1e3 * host_ms(fn, 50, 500) /
+                          (25 if "chain25" in name else 1), 2)
               for name, fn in cases.items()}
     row = {"label": options.label, "KFUSE_PDL": os.environ.get("KFUSE_PDL"),
            "rows": rows, "cols": cols, "host_us_per_call": result,
