@@ -128,8 +128,8 @@ double computeTensorError(ArrayRef<double> candidate,
 double getAmbiguousFraction(ArrayRef<uint8_t> ambiguous, size_t elements) {
   if (elements == 0)
     return 0.0;
-  size_t count = llvm::count_if(ambiguous, [](uint8_t a) { return a != 0; });
-  return static_cast<double>(count) / static_cast<double>(elements);
+  return static_cast<double>(llvm::count(ambiguous, uint8_t(1))) /
+         static_cast<double>(elements);
 }
 
 FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
@@ -274,14 +274,14 @@ FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
     return {};
   };
   for (unsigned i : comparedArgs) {
-    ArrayRef<uint8_t> ambiguous = getAmbiguous(i);
     size_t size = expected.tensors[i].size();
-    double fraction = getAmbiguousFraction(ambiguous, size);
-    report.ambiguousElements += static_cast<int64_t>(
-        llvm::count_if(ambiguous, [](uint8_t a) { return a != 0; }));
+    size_t count = llvm::count(getAmbiguous(i), uint8_t(1));
+    report.ambiguousElements += static_cast<int64_t>(count);
     report.comparedElements += static_cast<int64_t>(size);
-    report.maxAmbiguousFraction =
-        std::max(report.maxAmbiguousFraction, fraction);
+    if (size > 0)
+      report.maxAmbiguousFraction =
+          std::max(report.maxAmbiguousFraction,
+                   static_cast<double>(count) / static_cast<double>(size));
   }
   double worst = -1.0;
   for (auto [index, candidate] : llvm::enumerate(candidates)) {

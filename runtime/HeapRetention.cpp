@@ -6,7 +6,6 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdlib>
-#include <mutex>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
