@@ -18,7 +18,10 @@ fresh process) and cold_warm_nvrtc_over_trivial (`kfuse compile
 one the runtime compiles for a dynamic count that is a multiple of 8
 (--numel-multiple, most tensors); cold_warm_nvrtc_tail_* is the kernel for
 a count of unknown divisibility, with a scalar tail loop. Medians of
---repeats runs; writes DIR/bench_compile.json (one JSON object a line).
+--repeats runs; writes DIR/bench_compile.json (one JSON object a line):
+one row per code generator (--codegen, default both): `ptx` (direct PTX
+linked by nvJitLink; its warm-up also links a trivial PTX) and `cuda`
+(the CUDA source through NVRTC). "compiler" says what made the cubin.
 """
 
 import argparse
@@ -66,8 +69,8 @@ def nvrtc_ms(lib, source, options):
 
 
 def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False, multiple=1,
-                heap_pad=True):
-    env = dict(os.environ, KFUSE_CACHE_DIR=cache_dir)
+                heap_pad=True, codegen="auto"):
+    env = dict(os.environ, KFUSE_CACHE_DIR=cache_dir, KFUSE_CODEGEN=codegen)
     env.pop("KFUSE_CACHE", None)
     if not heap_pad:
         env["KFUSE_HEAP_PAD_MB"] = "0"
@@ -114,6 +117,8 @@ def main():
                         "that is a multiple of this (8: most tensors; 1: "
                         "unknown, with the scalar tail loop)")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--codegen", action="append", choices=["ptx", "cuda"],
+                        help="code generators to measure (default: both)")
     options = parser.parse_args()
 
     lib = nvrtc_library()
@@ -152,78 +157,82 @@ def main():
     except OSError:
         pass
 
-    cold, hits, stages, warm_cold, warm_tail = [], [], [], [], []
-    warm_no_pad = []
-    multiple = options.numel_multiple
-    for _ in range(options.repeats):
-        with tempfile.TemporaryDirectory() as cache_dir:
-            warm = kfuse_stats(options.kfuse, options.ir, cache_dir,
-                               options.arch, warm=True, multiple=multiple)
-            assert warm["cache"] == "miss", warm
-            warm_cold.append(warm["total_ms"])
-        with tempfile.TemporaryDirectory() as cache_dir:
-            # What the heap pad buys: the same without it.
-            plain = kfuse_stats(options.kfuse, options.ir, cache_dir,
-                                options.arch, warm=True, multiple=multiple,
-                                heap_pad=False)
-            assert plain["cache"] == "miss", plain
-            warm_no_pad.append(plain["total_ms"])
-        with tempfile.TemporaryDirectory() as cache_dir:
-            # The kernel for a count of unknown divisibility (a tail loop).
-            tail = kfuse_stats(options.kfuse, options.ir, cache_dir,
-                               options.arch, warm=True)
-            assert tail["cache"] == "miss", tail
-            warm_tail.append(tail["total_ms"])
-        with tempfile.TemporaryDirectory() as cache_dir:
-            first = kfuse_stats(options.kfuse, options.ir, cache_dir,
-                                options.arch, multiple=multiple)
-            assert first["cache"] == "miss", first
-            second = kfuse_stats(options.kfuse, options.ir, cache_dir,
-                                 options.arch, multiple=multiple)
-            assert second["cache"] == "hit-disk", second
-            cold.append(first["total_ms"])
-            hits.append(second["total_ms"])
-            stages.append(first)
-    cold_ms = statistics.median(cold)
-    warm_cold_ms = statistics.median(warm_cold)
-    hit_ms = statistics.median(hits)
-    median_stage = {key: statistics.median(s[key] for s in stages)
-                    for key in ["parse_ms", "passes_ms", "emit_ms",
-                                "nvrtc_ms", "cache_ms"]}
-    warm_tail_ms = statistics.median(warm_tail)
-    row = {"case": "compile.adamw", "arch": options.arch,
-           "numel_multiple": multiple,
-           "trivial_nvrtc_ms": trivial, "cold_total_ms": cold_ms,
-           "cold_over_trivial": cold_ms / trivial,
-           "trivial_nvrtc_default_options_ms": trivial_plain,
-           "cold_over_trivial_default_options": cold_ms / trivial_plain,
-           "trivial_options": arch_options,
-           # Like with like: both first compiles of a fresh process, and
-           # both after NVRTC has started (kfuse compile --warm-nvrtc).
-           "trivial_first_in_process_ms": trivial_first,
-           "cold_over_trivial_first_in_process": cold_ms / trivial_first,
-           "cold_warm_nvrtc_total_ms": warm_cold_ms,
-           "cold_warm_nvrtc_over_trivial": warm_cold_ms / trivial,
-           # Without kfuse's heap pad (KFUSE_HEAP_PAD_MB=0), and the trivial
-           # kernel with it: like with like, the allocator tuned on both.
-           "cold_warm_nvrtc_no_heap_pad_total_ms":
-               statistics.median(warm_no_pad),
-           "trivial_nvrtc_heap_pad_ms": heap_pad,
-           "cold_warm_nvrtc_over_trivial_heap_pad":
-               warm_cold_ms / heap_pad if heap_pad else None,
-           # The same with a count of unknown divisibility (--numel-multiple
-           # 1): one more copy of the body, the scalar tail loop.
-           "cold_warm_nvrtc_tail_total_ms": warm_tail_ms,
-           "cold_warm_nvrtc_tail_over_trivial": warm_tail_ms / trivial,
-           "disk_hit_total_ms": hit_ms,
-           "disk_hit_over_cold": hit_ms / cold_ms,
-           "cold_stages_ms": median_stage,
-           "repeats": options.repeats, "commit": commit(),
-           "host": os.uname().nodename}
-    print(json.dumps(row))
+    def measure(codegen):
+        run = lambda cache_dir, **kw: kfuse_stats(  # noqa: E731
+            options.kfuse, options.ir, cache_dir, options.arch,
+            codegen=codegen, **kw)
+        cold, hits, stages, warm_cold, warm_tail = [], [], [], [], []
+        warm_no_pad = []
+        multiple = options.numel_multiple
+        for _ in range(options.repeats):
+            with tempfile.TemporaryDirectory() as cache_dir:
+                warm = run(cache_dir, warm=True, multiple=multiple)
+                assert warm["cache"] == "miss", warm
+                warm_cold.append(warm["total_ms"])
+            with tempfile.TemporaryDirectory() as cache_dir:
+                # What the heap pad buys: the same without it.
+                plain = run(cache_dir, warm=True, multiple=multiple,
+                                    heap_pad=False)
+                assert plain["cache"] == "miss", plain
+                warm_no_pad.append(plain["total_ms"])
+            with tempfile.TemporaryDirectory() as cache_dir:
+                # The kernel for a count of unknown divisibility (a tail loop).
+                tail = run(cache_dir, warm=True)
+                assert tail["cache"] == "miss", tail
+                warm_tail.append(tail["total_ms"])
+            with tempfile.TemporaryDirectory() as cache_dir:
+                first = run(cache_dir, multiple=multiple)
+                assert first["cache"] == "miss", first
+                second = run(cache_dir, multiple=multiple)
+                assert second["cache"] == "hit-disk", second
+                cold.append(first["total_ms"])
+                hits.append(second["total_ms"])
+                stages.append(first)
+        cold_ms = statistics.median(cold)
+        warm_cold_ms = statistics.median(warm_cold)
+        hit_ms = statistics.median(hits)
+        median_stage = {key: statistics.median(s[key] for s in stages)
+                        for key in ["parse_ms", "passes_ms", "emit_ms",
+                                    "nvrtc_ms", "cache_ms"]}
+        warm_tail_ms = statistics.median(warm_tail)
+        row = {"case": "compile.adamw", "codegen": codegen,
+               "compiler": stages[0]["compiler"], "arch": options.arch,
+               "numel_multiple": multiple,
+               "trivial_nvrtc_ms": trivial, "cold_total_ms": cold_ms,
+               "cold_over_trivial": cold_ms / trivial,
+               "trivial_nvrtc_default_options_ms": trivial_plain,
+               "cold_over_trivial_default_options": cold_ms / trivial_plain,
+               "trivial_options": arch_options,
+               # Like with like: both first compiles of a fresh process, and
+               # both after NVRTC has started (kfuse compile --warm-nvrtc).
+               "trivial_first_in_process_ms": trivial_first,
+               "cold_over_trivial_first_in_process": cold_ms / trivial_first,
+               "cold_warm_nvrtc_total_ms": warm_cold_ms,
+               "cold_warm_nvrtc_over_trivial": warm_cold_ms / trivial,
+               # Without kfuse's heap pad (KFUSE_HEAP_PAD_MB=0), and the trivial
+               # kernel with it: like with like, the allocator tuned on both.
+               "cold_warm_nvrtc_no_heap_pad_total_ms":
+                   statistics.median(warm_no_pad),
+               "trivial_nvrtc_heap_pad_ms": heap_pad,
+               "cold_warm_nvrtc_over_trivial_heap_pad":
+                   warm_cold_ms / heap_pad if heap_pad else None,
+               # The same with a count of unknown divisibility (--numel-multiple
+               # 1): one more copy of the body, the scalar tail loop.
+               "cold_warm_nvrtc_tail_total_ms": warm_tail_ms,
+               "cold_warm_nvrtc_tail_over_trivial": warm_tail_ms / trivial,
+               "disk_hit_total_ms": hit_ms,
+               "disk_hit_over_cold": hit_ms / cold_ms,
+               "cold_stages_ms": median_stage,
+               "repeats": options.repeats, "commit": commit(),
+               "host": os.uname().nodename}
+        return row
+
+    rows = [measure(codegen) for codegen in options.codegen or ["ptx", "cuda"]]
     pathlib.Path(options.out).mkdir(parents=True, exist_ok=True)
     with open(pathlib.Path(options.out) / "bench_compile.json", "w") as out:
-        out.write(json.dumps(row) + "\n")
+        for row in rows:
+            print(json.dumps(row))
+            out.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@
 #include "codegen/CudaMultiTensor.h"
 #include "codegen/CudaOps.h"
 #include "codegen/CudaPrelude.h"
+#include "codegen/PtxEmitter.h"
 #include "dialect/KFuseUpdate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -178,6 +179,14 @@ struct Slot {
   std::string out;  // the element function's output
 };
 
+/// A store of the element function: `value` of the body, or the input of
+/// slot `copyFrom` (a deferred write), into written slot `slot`.
+struct Store {
+  unsigned slot;
+  Value value;
+  std::optional<unsigned> copyFrom;
+};
+
 /// A kernel whose parameters, uniform values and element function are
 /// emitted, ready for the loops that call the element function.
 struct KernelBody {
@@ -192,19 +201,18 @@ struct KernelBody {
   KernelInfo info;
   /// Locals of the loops, per slot, named on first use.
   DenseMap<unsigned, std::string> vectorIn, vectorOut, scalarOut;
-};
-
-/// A store of the element function: `value` of the body, or the input of
-/// slot `copyFrom` (a deferred write), into written slot `slot`.
-struct Store {
-  unsigned slot;
-  Value value;
-  std::optional<unsigned> copyFrom;
+  /// What the direct PTX emitter needs of the body: the fused op, the slot
+  /// of each element input, the stores and the uniform struct's fields.
+  FusedOp fused;
+  SmallVector<std::pair<Value, unsigned>> elementInputs;
+  std::vector<Store> stores;
+  SmallVector<Value> uniformFields;
 };
 
 class UpdateEmitter {
 public:
-  explicit UpdateEmitter(func::FuncOp update) : update(update) {}
+  UpdateEmitter(func::FuncOp update, const PtxTarget *ptxTarget)
+      : update(update), ptxTarget(ptxTarget) {}
   FailureOr<KernelPlan> emit();
 
 private:
@@ -225,8 +233,13 @@ private:
   std::string emitFoundInfScan();
   void emitMultiTensorKernel(KernelBody &kernel, std::string &out);
   std::string getVectorType(DType dtype, unsigned alignment);
+  PtxKernelSpec getPtxSpec(const KernelBody &kernel) const;
+  void emitPtx();
 
   func::FuncOp update;
+  const PtxTarget *ptxTarget;
+  /// Single-tensor kernels as the direct PTX emitter takes them.
+  std::vector<PtxKernelSpec> ptxKernels;
   KernelPlan plan;
   unsigned vectorWidth = 1;
   unsigned indexBits = 64;
@@ -261,8 +274,7 @@ LogicalResult UpdateEmitter::readAttributes() {
   if (failed(readInt(KFuseDialect::kVectorWidthAttrName, vectorWidth)) ||
       failed(readInt(KFuseDialect::kIndexBitsAttrName, indexBits)) ||
       failed(readInt(KFuseDialect::kAlignmentAttrName, plan.alignment)) ||
-      failed(readInt(KFuseDialect::kNumelMultipleAttrName,
-                     plan.numelMultiple)))
+      failed(readInt(KFuseDialect::kNumelMultipleAttrName, plan.numelMultiple)))
     return failure();
   plan.multiTensor = update->hasAttr(KFuseDialect::kMultiTensorAttrName);
   plan.checksFoundInf = update->hasAttr(KFuseDialect::kFoundInfAttrName);
@@ -700,6 +712,10 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
                                      getCudaScalarType(field.getType())->str(),
                                      uniformNames.lookup(field)));
   kernel.name = kernelName;
+  kernel.fused = fused;
+  kernel.elementInputs = std::move(elementInputs);
+  kernel.stores = std::move(stores);
+  kernel.uniformFields.assign(uniformFields.begin(), uniformFields.end());
   kernel.elementFunction = elementFunction;
   kernel.uniformsType = uniformsType;
   if (info.hostUniforms) {
@@ -850,9 +866,9 @@ void UpdateEmitter::emitGridStrideKernel(KernelBody &kernel, std::string &out) {
       vectorWidth > 1 && (dynamic || plan.numel >= vectorWidth);
   // A dynamic count known to be a multiple of the vector width needs no
   // tail: a fifth copy of the body, about 10 % of a cold compile.
-  bool hasTail = vectorWidth == 1 ||
-                 (dynamic ? plan.numelMultiple % vectorWidth != 0
-                          : plan.numel % vectorWidth != 0);
+  bool hasTail =
+      vectorWidth == 1 || (dynamic ? plan.numelMultiple % vectorWidth != 0
+                                   : plan.numel % vectorWidth != 0);
   std::string tailStart = "tid";
   if (hasVectorLoop) {
     out += fmt::format("  const {} vectors = count / {}{};\n", indexType,
@@ -872,7 +888,65 @@ void UpdateEmitter::emitGridStrideKernel(KernelBody &kernel, std::string &out) {
     out += "  }\n";
   }
   out += "}\n";
+  if (ptxTarget)
+    ptxKernels.push_back(getPtxSpec(kernel));
   plan.kernels.push_back(std::move(kernel.info));
+}
+
+PtxKernelSpec UpdateEmitter::getPtxSpec(const KernelBody &kernel) const {
+  PtxKernelSpec spec;
+  spec.name = kernel.name;
+  spec.location = kernel.info.location;
+  spec.fused = kernel.fused;
+  spec.numel = plan.numel;
+  spec.numelMultiple = plan.numelMultiple;
+  spec.vectorWidth = vectorWidth;
+  spec.indexBits = indexBits;
+  spec.alignment = plan.alignment;
+  spec.blockSize = kBlockSize;
+  // Tensors in signature order: the slots that are not scalars.
+  DenseMap<unsigned, unsigned> tensorOfSlot;
+  for (auto [position, slot] : llvm::enumerate(kernel.slots)) {
+    if (slot.param.kind == KernelParam::Kind::Scalar)
+      continue;
+    tensorOfSlot[position] = spec.tensors.size();
+    spec.tensors.push_back({slot.param.dtype, slot.param.read,
+                            slot.param.written,
+                            slot.param.kind == KernelParam::Kind::Temporary});
+  }
+  for (auto [element, slot] : kernel.elementInputs)
+    spec.inputTensor[element] = tensorOfSlot.lookup(slot);
+  for (const Store &store : kernel.stores) {
+    if (store.copyFrom) {
+      spec.copies = true;
+      continue;
+    }
+    spec.stores.push_back({tensorOfSlot.lookup(store.slot), store.value});
+  }
+  if (kernel.info.hostUniforms) {
+    spec.hostUniforms = true;
+    for (auto [field, value] : llvm::enumerate(kernel.uniformFields))
+      spec.uniformField[value] = field;
+    spec.numUniformFields = kernel.uniformFields.size();
+  }
+  return spec;
+}
+
+/// The direct PTX of every kernel into plan.ptx, or why there is none into
+/// plan.ptxUnsupported.
+void UpdateEmitter::emitPtx() {
+  std::string module = getPtxHeader(*ptxTarget);
+  for (const PtxKernelSpec &spec : ptxKernels) {
+    std::string reason;
+    FailureOr<std::string> entry = emitPtxKernel(spec, *ptxTarget, reason);
+    if (failed(entry)) {
+      plan.ptxUnsupported =
+          fmt::format("kernel {} at {}: {}", spec.name, spec.location, reason);
+      return;
+    }
+    module += *entry;
+  }
+  plan.ptx = std::move(module);
 }
 
 LogicalResult UpdateEmitter::checkMultiTensor() {
@@ -1057,7 +1131,11 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
         return failure();
       emitGridStrideKernel(kernel, kernels);
     }
+    if (ptxTarget)
+      emitPtx();
   }
+  if (ptxTarget && plan.multiTensor)
+    plan.ptxUnsupported = "multi-tensor kernels have no direct PTX form";
   plan.source = fmt::format(
       "// Generated by kfuse from @{}: {} kernel(s), vector width {}, "
       "{}-bit indexing, {}.\n"
@@ -1078,8 +1156,9 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
 
 } // namespace
 
-FailureOr<KernelPlan> emitCuda(func::FuncOp update) {
-  return UpdateEmitter(update).emit();
+FailureOr<KernelPlan> emitCuda(func::FuncOp update,
+                               const PtxTarget *ptxTarget) {
+  return UpdateEmitter(update, ptxTarget).emit();
 }
 
 } // namespace kfuse

@@ -178,6 +178,11 @@ struct KernelPlan {
   unsigned numelMultiple = 1;      // a dynamic numel must be a multiple
   unsigned alignment = 16;         // bytes every pointer must be aligned to
   std::string source;              // CUDA C++ for all kernels
+  /// The same kernels as one PTX module for the GPU emitCuda was given,
+  /// which the runtime links without NVRTC; empty when not asked for or not
+  /// covered, with the reason in ptxUnsupported.
+  std::string ptx;
+  std::string ptxUnsupported;
   /// Multi-tensor plans: the kernels take the table signature above.
   bool multiTensor = false;
   /// The update arguments that are tensors, in entry-pointer order.

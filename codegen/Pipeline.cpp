@@ -175,7 +175,8 @@ llvm::Expected<std::vector<ArgInfo>> describeUpdate(StringRef text,
 
 llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
                                          const Specialization &spec,
-                                         const PipelineOptions &options) {
+                                         const PipelineOptions &options,
+                                         int ptxSm) {
   MLIRContext &context = threadContext();
   auto module = parseUpdate(context, text, bufferName);
   if (!module)
@@ -189,7 +190,9 @@ llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
     stream << formatLocation(diag.getLocation()) << ": error: " << diag << "\n";
     return success();
   });
-  FailureOr<KernelPlan> plan = emitCuda(findUpdate(**module));
+  PtxTarget ptxTarget{ptxSm};
+  FailureOr<KernelPlan> plan =
+      emitCuda(findUpdate(**module), ptxSm ? &ptxTarget : nullptr);
   if (failed(plan)) {
     stream.flush();
     return llvm::createStringError(diagnostics.empty()

@@ -67,11 +67,13 @@ llvm::Error runPipeline(mlir::ModuleOp module, const Specialization &spec,
 llvm::Expected<std::vector<ArgInfo>> describeUpdate(llvm::StringRef text,
                                                     llvm::StringRef bufferName);
 
-/// parseUpdate + runPipeline + emitCuda, in a fresh context.
+/// parseUpdate + runPipeline + emitCuda, in a fresh context; with `ptxSm`
+/// (non-zero), also the direct PTX for sm_`ptxSm` (KernelPlan::ptx).
 llvm::Expected<KernelPlan> compileToPlan(llvm::StringRef text,
                                          llvm::StringRef bufferName,
                                          const Specialization &spec,
-                                         const PipelineOptions &options);
+                                         const PipelineOptions &options,
+                                         int ptxSm = 0);
 
 } // namespace kfuse
 

@@ -3,6 +3,7 @@
 #include "runtime/ImageCache.h"
 #include "runtime/CacheKey.h"
 #include "runtime/Log.h"
+#include "runtime/NvJitLink.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
@@ -16,7 +17,7 @@ namespace kfuse {
 
 /// Bumped whenever the code generators change what a source means to the
 /// runtime (launch ABI), or this encoding changes.
-static constexpr llvm::StringLiteral kImageFormat = "kfuse-image-1";
+static constexpr llvm::StringLiteral kImageFormat = "kfuse-image-2";
 
 const char *cacheSourceName(CacheSource source) {
   switch (source) {
@@ -96,6 +97,7 @@ std::string encodeImage(const NvrtcResult &nvrtc) {
   appendString(out, nvrtc.cubin);
   appendString(out, nvrtc.log);
   appendString(out, llvm::join(nvrtc.options, "\n"));
+  appendString(out, nvrtc.compiler);
   return out;
 }
 
@@ -105,7 +107,7 @@ llvm::Expected<NvrtcResult> decodeImage(llvm::StringRef bytes) {
   if (!readString(bytes, format) || format != kImageFormat ||
       !readString(bytes, nvrtc.ptx) || !readString(bytes, nvrtc.cubin) ||
       !readString(bytes, nvrtc.log) || !readString(bytes, options) ||
-      !bytes.empty())
+      !readString(bytes, nvrtc.compiler) || !bytes.empty())
     return llvm::createStringError("not a " + kImageFormat.str() + " entry");
   if (!options.empty())
     for (llvm::StringRef option : llvm::split(options, '\n'))
@@ -114,12 +116,14 @@ llvm::Expected<NvrtcResult> decodeImage(llvm::StringRef bytes) {
   return nvrtc;
 }
 
-llvm::Expected<CompiledImage>
-compileImage(const std::string &source, const std::string &programName,
-             const NvrtcOptions &options, int driverVersion, DiskCache *cache) {
+/// The image under `key`: read from `cache` where it holds one with what
+/// `wantCubin` needs, else made by `compile` and stored.
+static llvm::Expected<CompiledImage>
+cachedCompile(std::string imageKey, bool wantCubin, DiskCache *cache,
+              llvm::function_ref<llvm::Expected<NvrtcResult>()> compile) {
   using Clock = std::chrono::steady_clock;
   CompiledImage image;
-  image.key = imageCacheKey(source, options, driverVersion);
+  image.key = std::move(imageKey);
   const std::string &key = image.key;
   if (cache) {
     auto start = Clock::now();
@@ -127,7 +131,7 @@ compileImage(const std::string &source, const std::string &programName,
     if (found.hit()) {
       llvm::Expected<NvrtcResult> decoded = decodeImage(found.payload);
       if (decoded &&
-          (options.ptxOnly ? !decoded->ptx.empty() : !decoded->cubin.empty())) {
+          (wantCubin ? !decoded->cubin.empty() : !decoded->ptx.empty())) {
         image.nvrtc = std::move(*decoded);
         image.source = CacheSource::hitDisk;
         image.diskMs = compileMsSince(start);
@@ -144,11 +148,10 @@ compileImage(const std::string &source, const std::string &programName,
   }
   if (!image.warning.empty())
     logWarning(image.warning);
-  llvm::Expected<NvrtcResult> nvrtc =
-      compileWithNvrtc(source, programName, options);
-  if (!nvrtc)
-    return nvrtc.takeError();
-  image.nvrtc = std::move(*nvrtc);
+  llvm::Expected<NvrtcResult> compiled = compile();
+  if (!compiled)
+    return compiled.takeError();
+  image.nvrtc = std::move(*compiled);
   if (cache) {
     auto start = Clock::now();
     CacheStoreStatus stored = cache->store(key, encodeImage(image.nvrtc));
@@ -159,6 +162,75 @@ compileImage(const std::string &source, const std::string &programName,
     image.diskMs += compileMsSince(start);
   }
   return image;
+}
+
+llvm::Expected<CompiledImage>
+compileImage(const std::string &source, const std::string &programName,
+             const NvrtcOptions &options, int driverVersion, DiskCache *cache) {
+  return cachedCompile(
+      imageCacheKey(source, options, driverVersion), !options.ptxOnly, cache,
+      [&] { return compileWithNvrtc(source, programName, options); });
+}
+
+std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion) {
+  CacheKeyHasher hash;
+  hash.field(kImageFormat);
+  hash.field("direct-ptx");
+  hash.field(ptx);
+  // The toolkit's version through NVRTC's, which is loaded already: asking
+  // nvJitLink would load it (about 50 ms) on every disk hit. nvJitLink
+  // ships with NVRTC, and its major version is the entry points'.
+  hash.field("nvjitlink-13");
+  hash.field(nvrtcVersion());
+  hash.field(llvm::join(nvJitLinkCommandLine(arch), "\n"));
+  hash.field(std::to_string(driverVersion));
+  return hash.hex();
+}
+
+llvm::Expected<CompiledImage>
+compilePlanImage(const PlanSources &sources, const std::string &programName,
+                 const NvrtcOptions &options, CodegenMode mode,
+                 int driverVersion, DiskCache *cache) {
+  std::string notPtx; // why the direct PTX is not used
+  if (mode == CodegenMode::cuda)
+    notPtx = "codegen cuda";
+  else if (sources.ptx.empty())
+    notPtx = sources.ptxUnsupported.empty()
+                 ? std::string("the plan has no direct PTX")
+                 : sources.ptxUnsupported;
+  llvm::Expected<int> arch = validateArch(options.arch);
+  if (!arch)
+    return arch.takeError();
+  if (notPtx.empty()) {
+    std::string key = ptxImageCacheKey(sources.ptx, *arch, driverVersion);
+    // PTX is what was asked for: nothing to compile.
+    if (options.ptxOnly) {
+      CompiledImage image;
+      image.nvrtc.ptx = sources.ptx;
+      image.nvrtc.compiler = "direct";
+      image.key = std::move(key);
+      return image;
+    }
+    // A disk hit needs no nvJitLink; a miss loads it.
+    llvm::Expected<CompiledImage> image =
+        cachedCompile(std::move(key), /*wantCubin=*/true, cache,
+                      [&] { return compileWithNvJitLink(sources.ptx, *arch); });
+    if (image || mode == CodegenMode::ptx)
+      return image;
+    // The CUDA source is the fallback that always exists: quietly where
+    // nvJitLink is absent, with a warning where it failed.
+    std::string error = llvm::toString(image.takeError());
+    if (llvm::errorToBool(loadNvJitLink()))
+      logInfo(programName +
+              ": no nvJitLink, compiling the CUDA source: " + error);
+    else
+      logWarning(programName + ": linking the direct PTX failed, compiling " +
+                 "the CUDA source instead: " + error);
+  } else if (mode == CodegenMode::ptx) {
+    return llvm::createStringError("codegen ptx: no direct PTX for " +
+                                   programName + ": " + notPtx);
+  }
+  return compileImage(sources.cuda, programName, options, driverVersion, cache);
 }
 
 } // namespace kfuse

@@ -18,6 +18,7 @@
 #define KFUSE_RUNTIME_IMAGECACHE_H
 
 #include "runtime/DiskCache.h"
+#include "runtime/NvJitLink.h"
 #include "runtime/Nvrtc.h"
 
 #include "llvm/Support/Error.h"
@@ -64,6 +65,28 @@ llvm::Expected<CompiledImage> compileImage(const std::string &source,
                                            const std::string &programName,
                                            const NvrtcOptions &options,
                                            int driverVersion, DiskCache *cache);
+
+/// What a kernel plan compiles from: its CUDA source, and its direct PTX
+/// where the emitter covers it (else why not).
+struct PlanSources {
+  const std::string &cuda;
+  const std::string &ptx;
+  const std::string &ptxUnsupported;
+};
+
+/// The key of the image linked from direct `ptx` for sm_`arch`: the PTX,
+/// the toolkit's version (NVRTC's), nvJitLink's options, the driver.
+std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion);
+
+/// A kernel plan's image: its direct PTX linked with nvJitLink (mode auto or
+/// ptx, the PTX present, nvJitLink loaded), else its CUDA source through
+/// compileImage. In mode auto a failed link falls back to NVRTC with a
+/// warning; in mode ptx it is the error, as is a plan without PTX. With
+/// options.ptxOnly the PTX path returns the PTX unlinked.
+llvm::Expected<CompiledImage>
+compilePlanImage(const PlanSources &sources, const std::string &programName,
+                 const NvrtcOptions &options, CodegenMode mode,
+                 int driverVersion, DiskCache *cache);
 
 /// The bytes a disk entry holds for `nvrtc`, and back. Decoding fails on
 /// anything that is not such an encoding (a cache entry from another

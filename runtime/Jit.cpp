@@ -16,7 +16,7 @@
 namespace kfuse {
 
 /// Bump when the generated code changes meaning for the same inputs.
-static constexpr const char *kCodegenVersion = "kfuse-codegen-2";
+static constexpr const char *kCodegenVersion = "kfuse-codegen-3";
 
 unsigned commonAlignment(llvm::ArrayRef<const void *> pointers) {
   unsigned alignment = 16;
@@ -112,6 +112,7 @@ std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
     llvm::consumeError(nvrtc.takeError());
   hash.field(options.fuse ? "fuse" : "nofuse");
   hash.field(std::to_string(options.maxGroupSize));
+  hash.field(codegenModeName(processCodegenMode()));
   // Only when set, so that the keys of plain plans stay as they were.
   if (options.multiTensor)
     hash.field("multi-tensor");
@@ -215,8 +216,8 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
            a.paramDType == spec.paramDType && a.gradDType == spec.gradDType &&
            a.stateDType == spec.stateDType && a.modelDType == spec.modelDType &&
            a.numel == spec.numel && a.alignment == spec.alignment &&
-           a.numelMultiple == spec.numelMultiple &&
-           o.fuse == options.fuse && o.maxGroupSize == options.maxGroupSize &&
+           a.numelMultiple == spec.numelMultiple && o.fuse == options.fuse &&
+           o.maxGroupSize == options.maxGroupSize &&
            o.multiTensor == options.multiTensor &&
            o.gradScaling == options.gradScaling &&
            o.masterWeights == options.masterWeights;
@@ -245,18 +246,29 @@ Update::buildModule(const std::string &key, const Specialization &spec,
   auto compiled = std::make_shared<CompiledUpdate>();
   compiled->key = key;
   compiled->context = device->context;
-  llvm::Expected<KernelPlan> plan = compileToPlan(irText, name, spec, options);
-  if (!plan)
-    return withCode(plan.takeError(), ErrorCode::Compile);
-  compiled->plan = std::move(*plan);
-
   llvm::Expected<NvrtcOptions> nvrtcOptions =
       nvrtcOptionsForDevice(device->arch);
   if (!nvrtcOptions)
     return nvrtcOptions.takeError();
+  CodegenMode mode = processCodegenMode();
+  int ptxSm = 0;
+  if (mode != CodegenMode::cuda) {
+    llvm::Expected<int> sm = validateArch(device->arch);
+    if (!sm)
+      return sm.takeError();
+    ptxSm = *sm;
+  }
+  llvm::Expected<KernelPlan> plan =
+      compileToPlan(irText, name, spec, options, ptxSm);
+  if (!plan)
+    return withCode(plan.takeError(), ErrorCode::Compile);
+  compiled->plan = std::move(*plan);
+
   llvm::Expected<CompiledImage> compiledImage =
-      compileImage(compiled->plan.source, compiled->plan.updateName + ".cu",
-                   *nvrtcOptions, driver->driverVersion(), processDiskCache());
+      compilePlanImage({compiled->plan.source, compiled->plan.ptx,
+                        compiled->plan.ptxUnsupported},
+                       compiled->plan.updateName + ".cu", *nvrtcOptions, mode,
+                       driver->driverVersion(), processDiskCache());
   if (!compiledImage)
     return withCode(compiledImage.takeError(), ErrorCode::Compile);
   compiled->nvrtc = std::move(compiledImage->nvrtc);
@@ -266,8 +278,9 @@ Update::buildModule(const std::string &key, const Specialization &spec,
   double diskMs = compiledImage->diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 
-  const std::string &image =
-      nvrtcOptions->ptxOnly ? compiled->nvrtc.ptx : compiled->nvrtc.cubin;
+  const std::string &image = compiled->nvrtc.cubin.empty()
+                                 ? compiled->nvrtc.ptx
+                                 : compiled->nvrtc.cubin;
   if (llvm::Error error = driver->check(
           driver->cuModuleLoadData(&compiled->module, image.c_str()),
           "cuModuleLoadData of '" + name + "' for " + device->arch))
@@ -296,9 +309,10 @@ Update::buildModule(const std::string &key, const Specialization &spec,
   }
   logInfo("compiled @" + compiled->plan.updateName + " (" + name + ") for " +
           device->arch + ": " + cacheSourceName(compiled->cacheSource) +
-          llvm::formatv(", codegen {0:f1} ms, nvrtc {1:f1} ms, disk cache "
-                        "{2:f1} ms, total {3:f1} ms",
-                        codegenMs, compiled->nvrtc.compileMs, diskMs,
+          llvm::formatv(", codegen {0:f1} ms, {1} {2:f1} ms, disk cache "
+                        "{3:f1} ms, total {4:f1} ms",
+                        codegenMs, compiled->nvrtc.compiler,
+                        compiled->nvrtc.compileMs, diskMs,
                         compileMsSince(start))
               .str());
   return compiled;

@@ -36,6 +36,9 @@ struct NvrtcResult {
   std::vector<std::string> options; // exactly what NVRTC was given
   std::vector<KernelResources> resources;
   double compileMs = 0;
+  /// What made the cubin: "nvrtc" (the CUDA source) or "nvjitlink" (the
+  /// direct PTX).
+  std::string compiler = "nvrtc";
 };
 
 /// Compiles `source`; an NVRTC failure returns an error carrying the log.

@@ -10,8 +10,9 @@
 # seed_stages.json
 # (with KFUSE_GPU_SWEEP=1
 # also sweep_norm.jsonl, and ln_bf16.sass).
-# KFUSE_GPU_ONLY=optim, =norm or =torch runs the unit tests and only that
-# part (the whole script does not fit one 10-minute device call).
+# KFUSE_GPU_ONLY=optim, =norm, =torch or =ptx runs the unit tests and only
+# that part (the whole script does not fit one 10-minute device call); the
+# ptx part writes ptx_check.log lines into gpu_run.log and ptx_bench.jsonl.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,6 +43,13 @@ step "machine"
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))'
   echo "commit: ${KFUSE_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
   ldd "$KFUSE_LIBRARY"; } 2>&1 | tee -a "$LOG"
+# nvJitLink (the direct PTX path): the toolkit's, else a wheel's.
+if ! python3 -c 'import ctypes; ctypes.CDLL("libnvJitLink.so.13")' 2>/dev/null &&
+   [ ! -e /usr/local/cuda/lib64/libnvJitLink.so.13 ] && [ -z "${KFUSE_NVJITLINK:-}" ]; then
+  found=$(find /usr /opt -name 'libnvJitLink.so.13*' 2>/dev/null | head -n 1)
+  if [ -n "$found" ]; then export KFUSE_NVJITLINK=$found; fi
+fi
+echo "nvJitLink: ${KFUSE_NVJITLINK:-by soname or /usr/local/cuda/lib64}" | tee -a "$LOG"
 if ldd "$KFUSE_LIBRARY" | grep -q "not found"; then
   FAILURES+=("libkfuse.so has unresolved libraries")
 fi
@@ -85,6 +93,39 @@ if [ -x "$KFUSE" ] && want optim; then
       FAILURES+=("kfuse bench blocks_per_sm=$blocks")
     fi
   done
+fi
+
+if [ -x "$KFUSE" ] && { want optim || want ptx; }; then
+  step "direct PTX: kfuse check against the interpreter (--codegen=ptx)"
+  for f in library/optim/adam.mlir library/optim/adamw.mlir library/optim/lion.mlir; do
+    for dtypes in "--param-dtype=f32" "--param-dtype=bf16 --state-dtype=f32" \
+        "--param-dtype=bf16" "--param-dtype=f16 --state-dtype=f32"; do
+      for n in 1000003 1048576 7; do
+        # shellcheck disable=SC2086
+        run "$KFUSE" check "$f" --codegen=ptx $dtypes --numel=$n
+      done
+    done
+  done
+  step "direct PTX against the CUDA image: AdamW bandwidth, same run"
+  : >"$OUT/ptx_bench.jsonl"
+  for dt in f32 bf16; do
+    for codegen in ptx cuda ptx cuda; do
+      echo "+ $KFUSE bench adamw --codegen=$codegen --param-dtype=$dt" >>"$LOG"
+      if "$KFUSE" bench library/optim/adamw.mlir --codegen=$codegen \
+          --param-dtype=$dt --state-dtype=f32 --numel=268435456 \
+          >>"$OUT/ptx_bench.jsonl" 2>>"$LOG"; then
+        echo "codegen=$codegen $(tail -n 1 "$OUT/ptx_bench.jsonl")" | tee -a "$LOG"
+      else
+        FAILURES+=("kfuse bench adamw $codegen $dt")
+      fi
+    done
+  done
+  if want ptx; then
+    step "python GPU tests through the default codegen (auto), compiles logged"
+    KFUSE_LOG=info run timeout 200 python3 bench/test_gpu.py --json "$OUT/test_gpu.json"
+    echo "compiles through nvjitlink: $(grep -c 'miss, codegen .* nvjitlink' "$LOG")," \
+      "through nvrtc: $(grep -c 'miss, codegen .* nvrtc' "$LOG")" | tee -a "$LOG"
+  fi
 fi
 
 if want optim; then

@@ -56,7 +56,7 @@ TEST_F(ImageCacheTest, DecodingRejectsOtherBytes) {
         llvm::StringRef(bytes).drop_back(1), llvm::StringRef(longer)}) {
     llvm::Expected<NvrtcResult> decoded = decodeImage(bad);
     ASSERT_FALSE(bool(decoded)) << "accepted " << bad.size() << " bytes";
-    EXPECT_NE(llvm::toString(decoded.takeError()).find("kfuse-image-1"),
+    EXPECT_NE(llvm::toString(decoded.takeError()).find("kfuse-image-2"),
               std::string::npos);
   }
 }
@@ -121,6 +121,87 @@ TEST_F(ImageCacheTest, NoCacheCompilesAndNvrtcErrorsStayErrors) {
   EXPECT_NE(llvm::toString(broken.takeError()).find("broken.cu"),
             std::string::npos);
   EXPECT_EQ(cache->stats().entries, 0u); // a failed compile stores nothing
+}
+
+} // namespace
+
+namespace {
+
+/// The PTX NVRTC makes of kSource, as a plan's direct PTX would be.
+std::string trivialPtx() {
+  NvrtcOptions ptxOptions;
+  ptxOptions.ptxOnly = true;
+  llvm::Expected<NvrtcResult> compiled =
+      compileWithNvrtc(kSource, "k.cu", ptxOptions);
+  EXPECT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  return compiled ? compiled->ptx : "";
+}
+
+TEST_F(ImageCacheTest, DirectPtxIsLinkedAndCached) {
+  if (llvm::errorToBool(loadNvJitLink()))
+    GTEST_SKIP() << "nvJitLink is not loadable here";
+  std::string ptx = trivialPtx(), reason;
+  PlanSources sources{kSource, ptx, reason};
+  llvm::Expected<CompiledImage> cold = compilePlanImage(
+      sources, "k.cu", options, CodegenMode::automatic, 0, cache.get());
+  ASSERT_TRUE(bool(cold)) << llvm::toString(cold.takeError());
+  EXPECT_EQ(cold->nvrtc.compiler, "nvjitlink");
+  EXPECT_EQ(cold->source, CacheSource::miss);
+  ASSERT_EQ(cold->nvrtc.resources.size(), 1u) << cold->nvrtc.log;
+  EXPECT_EQ(cold->nvrtc.resources[0].name, "k");
+  llvm::Expected<CompiledImage> warm = compilePlanImage(
+      sources, "k.cu", options, CodegenMode::ptx, 0, cache.get());
+  ASSERT_TRUE(bool(warm)) << llvm::toString(warm.takeError());
+  EXPECT_EQ(warm->source, CacheSource::hitDisk);
+  EXPECT_EQ(warm->nvrtc.cubin, cold->nvrtc.cubin);
+  EXPECT_EQ(warm->nvrtc.compiler, "nvjitlink");
+  // The CUDA mode compiles the source under another key.
+  llvm::Expected<CompiledImage> cuda = compilePlanImage(
+      sources, "k.cu", options, CodegenMode::cuda, 0, cache.get());
+  ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
+  EXPECT_EQ(cuda->nvrtc.compiler, "nvrtc");
+  EXPECT_NE(cuda->key, cold->key);
+}
+
+TEST_F(ImageCacheTest, BrokenDirectPtxFallsBackInAutoAndFailsInPtxMode) {
+  if (llvm::errorToBool(loadNvJitLink()))
+    GTEST_SKIP() << "nvJitLink is not loadable here";
+  std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\nbogus;\n";
+  std::string reason;
+  PlanSources sources{kSource, ptx, reason};
+  llvm::Expected<CompiledImage> automatic = compilePlanImage(
+      sources, "k.cu", options, CodegenMode::automatic, 0, cache.get());
+  ASSERT_TRUE(bool(automatic)) << llvm::toString(automatic.takeError());
+  EXPECT_EQ(automatic->nvrtc.compiler, "nvrtc");
+  llvm::Expected<CompiledImage> strict =
+      compilePlanImage(sources, "k.cu", options, CodegenMode::ptx, 0, nullptr);
+  ASSERT_FALSE(bool(strict));
+  EXPECT_NE(
+      llvm::toString(strict.takeError()).find("Parsing error near 'bogus'"),
+      std::string::npos);
+}
+
+TEST_F(ImageCacheTest, PtxModeWithoutPtxSaysWhy) {
+  std::string ptx, reason = "kernel k at a.mlir:1:1: a temporary buffer";
+  PlanSources sources{kSource, ptx, reason};
+  llvm::Expected<CompiledImage> strict = compilePlanImage(
+      sources, "k.cu", options, CodegenMode::ptx, 0, cache.get());
+  ASSERT_FALSE(bool(strict));
+  EXPECT_EQ(llvm::toString(strict.takeError()),
+            "codegen ptx: no direct PTX for k.cu: kernel k at a.mlir:1:1: a "
+            "temporary buffer");
+  llvm::Expected<CompiledImage> automatic = compilePlanImage(
+      sources, "k.cu", options, CodegenMode::automatic, 0, cache.get());
+  ASSERT_TRUE(bool(automatic)) << llvm::toString(automatic.takeError());
+  EXPECT_EQ(automatic->nvrtc.compiler, "nvrtc");
+}
+
+TEST_F(ImageCacheTest, EncodingKeepsTheCompiler) {
+  NvrtcResult nvrtc;
+  nvrtc.compiler = "nvjitlink";
+  llvm::Expected<NvrtcResult> decoded = decodeImage(encodeImage(nvrtc));
+  ASSERT_TRUE(bool(decoded)) << llvm::toString(decoded.takeError());
+  EXPECT_EQ(decoded->compiler, "nvjitlink");
 }
 
 } // namespace

@@ -97,6 +97,25 @@ compileSource(StringRef irText, const std::string &source,
   return image;
 }
 
+/// A kernel plan compiled for `arch` as the runtime does (direct PTX or
+/// CUDA source, KFUSE_CODEGEN), through the disk cache, and dumped.
+static Expected<CompiledImage> compilePlan(StringRef irText,
+                                           const KernelPlan &plan,
+                                           const std::string &arch,
+                                           bool ptxOnly) {
+  NvrtcOptions nvrtcOptions;
+  nvrtcOptions.arch = arch;
+  nvrtcOptions.ptxOnly = ptxOnly;
+  Expected<CompiledImage> image = compilePlanImage(
+      {plan.source, plan.ptx, plan.ptxUnsupported}, plan.updateName + ".cu",
+      nvrtcOptions, processCodegenMode(), installedDriverVersion(),
+      processDiskCache());
+  if (image)
+    dumpModule(plan.updateName, image->key, irText, plan.source,
+               image->nvrtc.ptx);
+  return image;
+}
+
 /// The one JSON line of `--stats`.
 static json::Object makeStats(const KernelPlan &plan, const NvrtcResult &nvrtc,
                               StringRef arch, double totalMs) {
@@ -122,6 +141,7 @@ static json::Object makeStats(const KernelPlan &plan, const NvrtcResult &nvrtc,
       {"numel", plan.numel},
       {"temporaries", static_cast<int64_t>(plan.temporaries.size())},
       {"per_kernel", std::move(kernels)},
+      {"compiler", nvrtc.compiler},
       {"nvrtc_ms", nvrtc.compileMs},
       {"total_ms", totalMs}};
 }
@@ -162,6 +182,16 @@ int runCompile(const CommonOptions &options, const std::string &emit,
     return 0;
   }
 
+  // The direct PTX is written for the arch the image is for.
+  std::string resolvedArch = resolveArch(options.arch);
+  int ptxSm = 0;
+  if (processCodegenMode() != CodegenMode::cuda &&
+      (emit == "ptx" || emit == "cubin" || stats)) {
+    Expected<int> sm = validateArch(resolvedArch);
+    if (!sm)
+      return reportError(sm.takeError());
+    ptxSm = *sm;
+  }
   std::string diagnostics;
   raw_string_ostream diagnosticStream(diagnostics);
   FailureOr<KernelPlan> plan = [&] {
@@ -170,7 +200,8 @@ int runCompile(const CommonOptions &options, const std::string &emit,
                        << ": error: " << diag << "\n";
       return success();
     });
-    return emitCuda(findUpdate(**module));
+    PtxTarget ptxTarget{ptxSm};
+    return emitCuda(findUpdate(**module), ptxSm ? &ptxTarget : nullptr);
   }();
   if (failed(plan))
     return reportError(createStringError(StringRef(diagnostics).rtrim()));
@@ -182,11 +213,9 @@ int runCompile(const CommonOptions &options, const std::string &emit,
     out.os() << plan->source;
 
   std::optional<CompiledImage> image;
-  std::string resolvedArch = resolveArch(options.arch);
   if (emit == "ptx" || emit == "cubin" || stats) {
     Expected<CompiledImage> compiled =
-        compileSource(*text, plan->source, plan->updateName, resolvedArch,
-                      emit == "ptx" && !stats);
+        compilePlan(*text, *plan, resolvedArch, emit == "ptx" && !stats);
     if (!compiled)
       return reportError(compiled.takeError());
     image = std::move(*compiled);
@@ -246,6 +275,7 @@ static json::Object makeNormStats(const NormPlan &plan,
       {"bytes_per_row",
        static_cast<int64_t>(plan.minimumBytes(2) - plan.minimumBytes(1))},
       {"per_kernel", std::move(kernels)},
+      {"compiler", nvrtc.compiler},
       {"nvrtc_ms", nvrtc.compileMs},
       {"total_ms", totalMs}};
 }

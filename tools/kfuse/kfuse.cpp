@@ -14,6 +14,7 @@
 #include "tools/kfuse/Commands.h"
 
 #include "codegen/NormPipeline.h"
+#include "runtime/NvJitLink.h"
 #include "runtime/Nvrtc.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -74,6 +75,12 @@ static cl::opt<std::string>
          cl::desc("GPU arch, e.g. sm_90 (default: the local GPU's, "
                   "else sm_90)"),
          cl::init(""), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<std::string> codegen(
+    "codegen",
+    cl::desc("auto (direct PTX linked by nvJitLink where it covers the "
+             "kernels, else CUDA through NVRTC), ptx (or fail) or cuda; "
+             "default: KFUSE_CODEGEN, else auto"),
+    cl::init(""), KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("one kernel per elementwise op"),
                               KFUSE_ALL_COMMANDS, cl::cat(category));
@@ -116,8 +123,8 @@ static cl::opt<bool>
 static cl::opt<bool> warmNvrtc(
     "warm-nvrtc",
     cl::desc("first compile a one-line kernel, untimed, so that --stats "
-             "leaves out NVRTC's once-per-process start-up (as in a process "
-             "that has compiled before; for benchmarks)"),
+             "leaves out NVRTC's (and nvJitLink's) once-per-process start-up "
+             "(as in a process that has compiled before; for benchmarks)"),
     cl::Hidden, cl::sub(compileCommand), cl::cat(category));
 
 static cl::opt<int64_t>
@@ -198,6 +205,13 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.pipeline.gradScaling = gradScaling;
   options.pipeline.masterWeights = masterWeights;
   options.arch = arch;
+  if (!codegen.empty()) {
+    std::optional<CodegenMode> mode = parseCodegenMode(codegen);
+    if (!mode)
+      return createStringError("unknown --codegen=" + codegen +
+                               "; expected auto, ptx or cuda");
+    setProcessCodegenMode(*mode);
+  }
   return options;
 }
 
@@ -247,6 +261,16 @@ int main(int argc, char **argv) {
         "warm.cu", warmOptions);
     if (!warmed)
       return reportError(warmed.takeError());
+    // The direct PTX path's compiler too, where it is in use and loads.
+    Expected<int> sm = validateArch(warmOptions.arch);
+    if (sm && processCodegenMode() != CodegenMode::cuda &&
+        !errorToBool(loadNvJitLink())) {
+      Expected<NvrtcResult> linked = compileWithNvJitLink(warmed->ptx, *sm);
+      if (!linked)
+        return reportError(linked.takeError());
+    } else if (!sm) {
+      consumeError(sm.takeError());
+    }
   }
   if (compileCommand && isNormInput(*options))
     return runCompileNorm(*options, normCols, inputDType, weightDType, emit,

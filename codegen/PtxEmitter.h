@@ -1,0 +1,88 @@
+//===- PtxEmitter.h - PTX written directly for elementwise kernels -*- C++
+//-*-===//
+//
+// NVRTC spends most of a cold compile in its C++ front end and NVVM, before
+// ptxas runs (about 30 of AdamW's 60 ms on the H200's host, where a trivial
+// kernel takes 27 ms in all). The single-tensor grid-stride kernels of the
+// CUDA emitter are simple enough to write as PTX straight from the fused
+// body: the runtime then only runs ptxas (through nvJitLink). The PTX has
+// the CUDA kernel's signature, loops and arithmetic (the same exact f64
+// division and square root, the same NaN rules), so either image runs from
+// one KernelPlan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_CODEGEN_PTXEMITTER_H
+#define KFUSE_CODEGEN_PTXEMITTER_H
+
+#include "codegen/KernelPlan.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kfuse {
+
+/// The GPU a direct PTX module is written for: the SM number of sm_XY[a|f].
+/// The emitter needs sm_80 or later (bf16 conversions in one instruction).
+struct PtxTarget {
+  int sm = 90;
+};
+
+/// The smallest SM the direct PTX emitter writes code for.
+constexpr int kMinPtxSm = 80;
+
+/// A tensor parameter of a single-tensor kernel, in signature order.
+struct PtxTensorParam {
+  DType dtype = DType::f32;
+  bool read = false;
+  bool written = false;
+  bool temporary = false; // a buffer of an unfused plan
+};
+
+/// One single-tensor grid-stride kernel as the CUDA emitter laid it out: the
+/// signature is (uniform struct of `numUniformFields` floats, when there are
+/// any; a pointer per tensor; `long long n` when numel is dynamic), and every
+/// hyperparameter the body reads reaches it as a field of the struct.
+struct PtxKernelSpec {
+  std::string name;
+  std::string location;
+  mlir::Operation *fused = nullptr; // the kfuse.fused op
+  std::vector<PtxTensorParam> tensors;
+  /// The element (body) argument of each tensor the body reads.
+  llvm::DenseMap<mlir::Value, unsigned> inputTensor;
+  /// Body values the uniform struct holds, by field.
+  llvm::DenseMap<mlir::Value, unsigned> uniformField;
+  unsigned numUniformFields = 0;
+  /// (tensor, yielded body value) for every store of the element function.
+  std::vector<std::pair<unsigned, mlir::Value>> stores;
+  int64_t numel = -1; // -1: dynamic
+  unsigned numelMultiple = 1;
+  unsigned vectorWidth = 1;
+  unsigned indexBits = 64;
+  unsigned alignment = 16; // bytes every tensor pointer is aligned to
+  unsigned blockSize = 256;
+  /// Whether the runtime computes the uniform struct (KernelInfo::
+  /// hostUniforms); the direct emitter has no device prologue.
+  bool hostUniforms = false;
+  /// Whether the kernel copies a temporary into an argument.
+  bool copies = false;
+};
+
+/// The `.entry` of `spec` for `target`; a failure, with `reason` saying
+/// which op or form the direct emitter does not cover (the caller then
+/// compiles the CUDA source instead).
+mlir::FailureOr<std::string> emitPtxKernel(const PtxKernelSpec &spec,
+                                           const PtxTarget &target,
+                                           std::string &reason);
+
+/// The module header for `target`: .version, .target, .address_size.
+std::string getPtxHeader(const PtxTarget &target);
+
+} // namespace kfuse
+
+#endif // KFUSE_CODEGEN_PTXEMITTER_H
