@@ -188,7 +188,9 @@ std::string nvJitLinkVersion() {
 
 std::vector<std::string> nvJitLinkCommandLine(int arch) {
   // -verbose: ptxas' register and spill report, as NVRTC's -Xptxas -v.
-  return {"-arch=sm_" + std::to_string(arch), "-O3", "-verbose"};
+  // -no-cache: kfuse keeps its own disk cache; a hit in nvJitLink's would
+  // skip ptxas, and with it the resource report.
+  return {"-arch=sm_" + std::to_string(arch), "-O3", "-verbose", "-no-cache"};
 }
 
 llvm::Expected<NvrtcResult> compileWithNvJitLink(const std::string &ptx,
