@@ -903,7 +903,6 @@ PtxKernelSpec UpdateEmitter::getPtxSpec(const KernelBody &kernel) const {
   spec.vectorWidth = vectorWidth;
   spec.indexBits = indexBits;
   spec.alignment = plan.alignment;
-  spec.blockSize = kBlockSize;
   // Tensors in signature order: the slots that are not scalars.
   DenseMap<unsigned, unsigned> tensorOfSlot;
   for (auto [position, slot] : llvm::enumerate(kernel.slots)) {

@@ -66,6 +66,15 @@ std::optional<RegClass> getRegClass(Type type) {
   return std::nullopt;
 }
 
+/// The vector suffix (".v4", or none) and the register operand of a load or
+/// store of `parts`.
+std::pair<std::string, std::string> vectorOperand(ArrayRef<std::string> parts) {
+  if (parts.size() == 1)
+    return {"", parts.front()};
+  return {fmt::format(".v{}", parts.size()),
+          "{" + llvm::join(parts, ", ") + "}"};
+}
+
 std::string f32Immediate(float value) {
   return fmt::format("0f{:08X}", llvm::bit_cast<uint32_t>(value));
 }
@@ -557,10 +566,7 @@ void KernelWriter::emitStep(const std::string &index, unsigned lanes) {
           parts.push_back(reg(B32));
         type = "b32";
       }
-      std::string vector =
-          parts.size() > 1 ? fmt::format(".v{}", parts.size()) : "";
-      std::string dest = parts.size() > 1 ? "{" + llvm::join(parts, ", ") + "}"
-                                          : parts.front();
+      auto [vector, dest] = vectorOperand(parts);
       line("ld.global{}{}.{} {}, [{}+{}]", cache, vector, type, dest,
            address[tensor], offset);
       if (type == "b32")
@@ -607,11 +613,7 @@ void KernelWriter::emitStep(const std::string &index, unsigned lanes) {
         }
         type = "b32";
       }
-      std::string vector =
-          parts.size() > 1 ? fmt::format(".v{}", parts.size()) : "";
-      std::string source = parts.size() > 1
-                               ? "{" + llvm::join(parts, ", ") + "}"
-                               : parts.front();
+      auto [vector, source] = vectorOperand(parts);
       line("st.global{}.{} [{}+{}], {}", vector, type, address[tensor], offset,
            source);
     }

@@ -65,7 +65,6 @@ struct PtxKernelSpec {
   unsigned vectorWidth = 1;
   unsigned indexBits = 64;
   unsigned alignment = 16; // bytes every tensor pointer is aligned to
-  unsigned blockSize = 256;
   /// Whether the runtime computes the uniform struct (KernelInfo::
   /// hostUniforms); the direct emitter has no device prologue.
   bool hostUniforms = false;

@@ -198,10 +198,10 @@ compilePlanImage(const PlanSources &sources, const std::string &programName,
     notPtx = sources.ptxUnsupported.empty()
                  ? std::string("the plan has no direct PTX")
                  : sources.ptxUnsupported;
-  llvm::Expected<int> arch = validateArch(options.arch);
-  if (!arch)
-    return arch.takeError();
   if (notPtx.empty()) {
+    llvm::Expected<int> arch = validateArch(options.arch);
+    if (!arch)
+      return arch.takeError();
     std::string key = ptxImageCacheKey(sources.ptx, *arch, driverVersion);
     // PTX is what was asked for: nothing to compile.
     if (options.ptxOnly) {

@@ -251,9 +251,11 @@ Update::buildModule(const std::string &key, const Specialization &spec,
   if (!nvrtcOptions)
     return nvrtcOptions.takeError();
   CodegenMode mode = processCodegenMode();
+  // Direct PTX for the device's arch; none for a device newer than the
+  // toolkit (its image is NVRTC's PTX of an older arch, for the driver).
   int ptxSm = 0;
-  if (mode != CodegenMode::cuda) {
-    llvm::Expected<int> sm = validateArch(device->arch);
+  if (mode != CodegenMode::cuda && !nvrtcOptions->ptxOnly) {
+    llvm::Expected<int> sm = validateArch(nvrtcOptions->arch);
     if (!sm)
       return sm.takeError();
     ptxSm = *sm;

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
-#include <mutex>
 
 namespace kfuse {
 
