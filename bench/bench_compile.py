@@ -17,8 +17,11 @@ fresh process) and cold_warm_nvrtc_over_trivial (`kfuse compile
 --warm-nvrtc`, which starts NVRTC untimed first). The AdamW kernel is the
 one the runtime compiles for a dynamic count that is a multiple of 8
 (--numel-multiple, most tensors); cold_warm_nvrtc_tail_* is the kernel for
-a count of unknown divisibility, with a scalar tail loop. Medians of
---repeats runs; writes DIR/bench_compile.json (one JSON object a line):
+a count of unknown divisibility, with a scalar tail loop. Each of
+--repeats rounds takes every measurement in turn, trivial and kfuse, so a
+drift of the host's speed moves both: times are medians of the rounds,
+ratios medians of the rounds' ratios. Writes DIR/bench_compile.json (one
+JSON object a line):
 one row per code generator (--codegen, default both): `ptx` (direct PTX
 linked by nvJitLink; its warm-up also links a trivial PTX) and `cuda`
 (the CUDA source through NVRTC). "compiler" says what made the cubin.
@@ -83,12 +86,17 @@ def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False, multiple=1,
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def trivial_first_ms(options):
-    """The first NVRTC compile of the trivial kernel in a fresh process: with
-    NVRTC's once-per-process start-up, as a fresh `kfuse compile` pays."""
-    code = (f"import sys; sys.path.insert(0, {str(REPO / 'bench')!r}); "
-            "import bench_compile as b; "
-            f"print(b.nvrtc_ms(b.nvrtc_library(), b.TRIVIAL, {options!r}))")
+def trivial_subprocess_ms(options, heap_pad=False):
+    """The trivial kernel in a fresh process: its first compile, with NVRTC's
+    once-per-process start-up, as a fresh `kfuse compile` pays; or, with
+    heap_pad, a second compile after the malloc setting kfuse's runtime
+    applies (runtime/HeapRetention.h), as `kfuse compile --warm-nvrtc`."""
+    pad = ("import ctypes; ctypes.CDLL('libc.so.6').mallopt(-2, 64 << 20); "
+           if heap_pad else "")  # M_TOP_PAD
+    again = (f"b.nvrtc_ms(lib, b.TRIVIAL, {options!r}); " if heap_pad else "")
+    code = (f"import sys; sys.path.insert(0, {str(REPO / 'bench')!r}); {pad}"
+            "import bench_compile as b; lib = b.nvrtc_library(); "
+            f"{again}print(b.nvrtc_ms(lib, b.TRIVIAL, {options!r}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                          text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
@@ -111,7 +119,7 @@ def main():
     parser.add_argument("--kfuse", default=str(REPO / "build/bin/kfuse"))
     parser.add_argument("--ir", default=str(REPO / "library/optim/adamw.mlir"))
     parser.add_argument("--arch", default="sm_90")
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=11)
     parser.add_argument("--numel-multiple", type=int, default=8,
                         help="the kernel the runtime compiles for a count "
                         "that is a multiple of this (8: most tensors; 1: "
@@ -134,100 +142,106 @@ def main():
         arch_options.append("--no-cache")
     plain_options = [f"-arch={options.arch}"]
     nvrtc_ms(lib, TRIVIAL, arch_options)  # loads NVRTC's own libraries
-    trivial = statistics.median(nvrtc_ms(lib, TRIVIAL, arch_options)
-                                for _ in range(options.repeats))
-    # The same kernel with NVRTC's defaults (only the arch): -minimal makes
-    # kfuse's options cheaper than them.
-    trivial_plain = statistics.median(nvrtc_ms(lib, TRIVIAL, plain_options)
-                                      for _ in range(options.repeats))
+    nvrtc_ms(lib, TRIVIAL, plain_options)
+    codegens = options.codegen or ["ptx", "cuda"]
+    multiple = options.numel_multiple
 
-    trivial_first = statistics.median(trivial_first_ms(arch_options)
-                                      for _ in range(options.repeats))
+    def run(codegen, cache_dir, **kw):
+        return kfuse_stats(options.kfuse, options.ir, cache_dir, options.arch,
+                           codegen=codegen, **kw)
 
-    # The trivial kernel again with the heap pad kfuse's runtime sets
-    # (runtime/HeapRetention.h): NVRTC's heap stays mapped between compiles
-    # in this process from here on.
-    heap_pad = None
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        if libc.mallopt(-2, 64 << 20) == 1:  # M_TOP_PAD
-            nvrtc_ms(lib, TRIVIAL, arch_options)
-            heap_pad = statistics.median(nvrtc_ms(lib, TRIVIAL, arch_options)
-                                         for _ in range(options.repeats))
-    except OSError:
-        pass
+    def kfuse_sample(codegen):
+        """One of each kfuse measurement, each a fresh process."""
+        sample = {}
+        with tempfile.TemporaryDirectory() as cache_dir:
+            warm = run(codegen, cache_dir, warm=True, multiple=multiple)
+            assert warm["cache"] == "miss", warm
+            sample["warm"] = warm["total_ms"]
+        with tempfile.TemporaryDirectory() as cache_dir:
+            # What the heap pad buys: the same without it.
+            plain = run(codegen, cache_dir, warm=True, multiple=multiple,
+                        heap_pad=False)
+            assert plain["cache"] == "miss", plain
+            sample["warm_no_pad"] = plain["total_ms"]
+        with tempfile.TemporaryDirectory() as cache_dir:
+            # The kernel for a count of unknown divisibility (a tail loop).
+            tail = run(codegen, cache_dir, warm=True)
+            assert tail["cache"] == "miss", tail
+            sample["warm_tail"] = tail["total_ms"]
+        with tempfile.TemporaryDirectory() as cache_dir:
+            first = run(codegen, cache_dir, multiple=multiple)
+            assert first["cache"] == "miss", first
+            second = run(codegen, cache_dir, multiple=multiple)
+            assert second["cache"] == "hit-disk", second
+            sample["cold"] = first["total_ms"]
+            sample["hit"] = second["total_ms"]
+            sample["stages"] = first
+        return sample
 
-    def measure(codegen):
-        run = lambda cache_dir, **kw: kfuse_stats(  # noqa: E731
-            options.kfuse, options.ir, cache_dir, options.arch,
-            codegen=codegen, **kw)
-        cold, hits, stages, warm_cold, warm_tail = [], [], [], [], []
-        warm_no_pad = []
-        multiple = options.numel_multiple
-        for _ in range(options.repeats):
-            with tempfile.TemporaryDirectory() as cache_dir:
-                warm = run(cache_dir, warm=True, multiple=multiple)
-                assert warm["cache"] == "miss", warm
-                warm_cold.append(warm["total_ms"])
-            with tempfile.TemporaryDirectory() as cache_dir:
-                # What the heap pad buys: the same without it.
-                plain = run(cache_dir, warm=True, multiple=multiple,
-                                    heap_pad=False)
-                assert plain["cache"] == "miss", plain
-                warm_no_pad.append(plain["total_ms"])
-            with tempfile.TemporaryDirectory() as cache_dir:
-                # The kernel for a count of unknown divisibility (a tail loop).
-                tail = run(cache_dir, warm=True)
-                assert tail["cache"] == "miss", tail
-                warm_tail.append(tail["total_ms"])
-            with tempfile.TemporaryDirectory() as cache_dir:
-                first = run(cache_dir, multiple=multiple)
-                assert first["cache"] == "miss", first
-                second = run(cache_dir, multiple=multiple)
-                assert second["cache"] == "hit-disk", second
-                cold.append(first["total_ms"])
-                hits.append(second["total_ms"])
-                stages.append(first)
-        cold_ms = statistics.median(cold)
-        warm_cold_ms = statistics.median(warm_cold)
-        hit_ms = statistics.median(hits)
-        median_stage = {key: statistics.median(s[key] for s in stages)
+    # The host's speed drifts by tens of percent over seconds (the H200's
+    # shared host CPU), so each repeat takes every measurement, the trivial
+    # kernel's and kfuse's, one after another, and the ratios are medians
+    # of the per-repeat ratios.
+    trivial, trivial_plain, trivial_first, trivial_pad = [], [], [], []
+    samples = {codegen: [] for codegen in codegens}
+    for _ in range(options.repeats):
+        trivial.append(nvrtc_ms(lib, TRIVIAL, arch_options))
+        trivial_plain.append(nvrtc_ms(lib, TRIVIAL, plain_options))
+        trivial_first.append(trivial_subprocess_ms(arch_options))
+        trivial_pad.append(trivial_subprocess_ms(arch_options, heap_pad=True))
+        for codegen in codegens:
+            samples[codegen].append(kfuse_sample(codegen))
+
+    median = statistics.median
+
+    def ratio(values, references):
+        return median(v / r for v, r in zip(values, references))
+
+    def row(codegen):
+        series = samples[codegen]
+        pick = lambda key: [s[key] for s in series]  # noqa: E731
+        cold, warm, hits = pick("cold"), pick("warm"), pick("hit")
+        warm_tail, warm_no_pad = pick("warm_tail"), pick("warm_no_pad")
+        stages = pick("stages")
+        median_stage = {key: median(s[key] for s in stages)
                         for key in ["parse_ms", "passes_ms", "emit_ms",
                                     "nvrtc_ms", "cache_ms"]}
-        warm_tail_ms = statistics.median(warm_tail)
-        row = {"case": "compile.adamw", "codegen": codegen,
-               "compiler": stages[0]["compiler"], "arch": options.arch,
-               "numel_multiple": multiple,
-               "trivial_nvrtc_ms": trivial, "cold_total_ms": cold_ms,
-               "cold_over_trivial": cold_ms / trivial,
-               "trivial_nvrtc_default_options_ms": trivial_plain,
-               "cold_over_trivial_default_options": cold_ms / trivial_plain,
-               "trivial_options": arch_options,
-               # Like with like: both first compiles of a fresh process, and
-               # both after NVRTC has started (kfuse compile --warm-nvrtc).
-               "trivial_first_in_process_ms": trivial_first,
-               "cold_over_trivial_first_in_process": cold_ms / trivial_first,
-               "cold_warm_nvrtc_total_ms": warm_cold_ms,
-               "cold_warm_nvrtc_over_trivial": warm_cold_ms / trivial,
-               # Without kfuse's heap pad (KFUSE_HEAP_PAD_MB=0), and the trivial
-               # kernel with it: like with like, the allocator tuned on both.
-               "cold_warm_nvrtc_no_heap_pad_total_ms":
-                   statistics.median(warm_no_pad),
-               "trivial_nvrtc_heap_pad_ms": heap_pad,
-               "cold_warm_nvrtc_over_trivial_heap_pad":
-                   warm_cold_ms / heap_pad if heap_pad else None,
-               # The same with a count of unknown divisibility (--numel-multiple
-               # 1): one more copy of the body, the scalar tail loop.
-               "cold_warm_nvrtc_tail_total_ms": warm_tail_ms,
-               "cold_warm_nvrtc_tail_over_trivial": warm_tail_ms / trivial,
-               "disk_hit_total_ms": hit_ms,
-               "disk_hit_over_cold": hit_ms / cold_ms,
-               "cold_stages_ms": median_stage,
-               "repeats": options.repeats, "commit": commit(),
-               "host": os.uname().nodename}
-        return row
+        return {"case": "compile.adamw", "codegen": codegen,
+                "compiler": stages[0]["compiler"], "arch": options.arch,
+                "numel_multiple": multiple,
+                "trivial_nvrtc_ms": median(trivial),
+                "cold_total_ms": median(cold),
+                "cold_over_trivial": ratio(cold, trivial),
+                "trivial_nvrtc_default_options_ms": median(trivial_plain),
+                "cold_over_trivial_default_options":
+                    ratio(cold, trivial_plain),
+                "trivial_options": arch_options,
+                # Like with like: both first compiles of a fresh process, and
+                # both after NVRTC has started (kfuse compile --warm-nvrtc).
+                "trivial_first_in_process_ms": median(trivial_first),
+                "cold_over_trivial_first_in_process":
+                    ratio(cold, trivial_first),
+                "cold_warm_nvrtc_total_ms": median(warm),
+                "cold_warm_nvrtc_over_trivial": ratio(warm, trivial),
+                # Without kfuse's heap pad (KFUSE_HEAP_PAD_MB=0), and the
+                # trivial kernel with it: like with like, the allocator tuned
+                # on both.
+                "cold_warm_nvrtc_no_heap_pad_total_ms": median(warm_no_pad),
+                "trivial_nvrtc_heap_pad_ms": median(trivial_pad),
+                "cold_warm_nvrtc_over_trivial_heap_pad":
+                    ratio(warm, trivial_pad),
+                # The same with a count of unknown divisibility
+                # (--numel-multiple 1): one more copy of the body, the scalar
+                # tail loop.
+                "cold_warm_nvrtc_tail_total_ms": median(warm_tail),
+                "cold_warm_nvrtc_tail_over_trivial": ratio(warm_tail, trivial),
+                "disk_hit_total_ms": median(hits),
+                "disk_hit_over_cold": ratio(hits, cold),
+                "cold_stages_ms": median_stage,
+                "repeats": options.repeats, "interleaved": True,
+                "commit": commit(), "host": os.uname().nodename}
 
-    rows = [measure(codegen) for codegen in options.codegen or ["ptx", "cuda"]]
+    rows = [row(codegen) for codegen in codegens]
     pathlib.Path(options.out).mkdir(parents=True, exist_ok=True)
     with open(pathlib.Path(options.out) / "bench_compile.json", "w") as out:
         for row in rows:

@@ -1,6 +1,7 @@
 //===- NvJitLink.cpp - direct PTX to cubin with nvJitLink -----------------===//
 
 #include "runtime/NvJitLink.h"
+#include "runtime/HeapRetention.h"
 #include "runtime/Log.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -194,6 +195,8 @@ std::vector<std::string> nvJitLinkCommandLine(int arch) {
 
 llvm::Expected<NvrtcResult> compileWithNvJitLink(const std::string &ptx,
                                                  int arch) {
+  // Before the load: nvJitLink's start-up allocates from the same heap.
+  retainHeapBetweenCompiles();
   auto start = std::chrono::steady_clock::now();
   if (llvm::Error error = loadNvJitLink())
     return std::move(error);

@@ -1,6 +1,7 @@
 //===- HeapRetentionTest.cpp - NVRTC's heap kept between compiles --------===//
 
 #include "runtime/HeapRetention.h"
+#include "runtime/NvJitLink.h"
 #include "runtime/Nvrtc.h"
 
 #include "llvm/Support/Error.h"
@@ -65,6 +66,29 @@ TEST(HeapRetentionTest, ASecondCompileFaultsLittle) {
   long faults = minorFaults() - before;
   // Trimmed, the heap of this compile faults in ~2800 pages again.
   EXPECT_LT(faults, 400) << "minor page faults of the second compile";
+}
+
+TEST(HeapRetentionTest, ASecondLinkFaultsLittle) {
+  if (llvm::errorToBool(loadNvJitLink()))
+    GTEST_SKIP() << "nvJitLink is not loadable here";
+  if (retainHeapBetweenCompiles() == 0)
+    GTEST_SKIP() << "no heap pad in this process";
+  NvrtcOptions options;
+  options.arch = "sm_90";
+  llvm::Expected<NvrtcResult> compiled =
+      compileWithNvrtc(kKernel, "step.cu", options);
+  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  auto link = [&] {
+    llvm::Expected<NvrtcResult> result =
+        compileWithNvJitLink(compiled->ptx, 90);
+    ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+  };
+  link();
+  long before = minorFaults();
+  link();
+  long faults = minorFaults() - before;
+  // Trimmed, ptxas' heap for this link faults in ~2600 pages again.
+  EXPECT_LT(faults, 400) << "minor page faults of the second link";
 }
 
 } // namespace
