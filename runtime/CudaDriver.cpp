@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <system_error>
 
 #define KFUSE_STRINGIFY_EXPANDED(x) KFUSE_STRINGIFY(x)
 #define KFUSE_STRINGIFY(x) #x
@@ -77,6 +78,14 @@ int installedDriverVersion() {
     return value;
   }();
   return version;
+}
+
+std::future<int> installedDriverVersionAsync() {
+  try {
+    return std::async(std::launch::async, installedDriverVersion);
+  } catch (const std::system_error &) {
+    return std::async(std::launch::deferred, installedDriverVersion);
+  }
 }
 
 CUcontext callerContext() {

@@ -13,6 +13,7 @@
 
 #include <cuda.h>
 
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,11 @@ struct DeviceInfo {
 /// without initializing it (no cuInit, no device needed); 0 without a
 /// driver. Read once per process.
 int installedDriverVersion();
+
+/// Starts installedDriverVersion() on another thread, so that loading the
+/// driver library (~1.5 ms) overlaps other work; deferred where no thread
+/// can be started. Its destructor joins the thread.
+std::future<int> installedDriverVersionAsync();
 
 class CudaDriver {
 public:

@@ -55,6 +55,17 @@ std::pair<ErrorCode, std::string> failureOf(llvm::Error error) {
 
 using kfuse::testing::haveGpu;
 
+// The driver version probed on a second thread is the one read in line (0
+// where no driver is installed), and two probes at once agree.
+TEST(JitTest, DriverVersionProbedInBackground) {
+  std::future<int> first = installedDriverVersionAsync();
+  std::future<int> second = installedDriverVersionAsync();
+  int inLine = installedDriverVersion();
+  EXPECT_EQ(first.get(), inLine);
+  EXPECT_EQ(second.get(), inLine);
+  EXPECT_GE(inLine, 0);
+}
+
 TEST(JitTest, DescribesArguments) {
   std::unique_ptr<Update> update = loadAdamw();
   ASSERT_TRUE(update);

@@ -89,7 +89,7 @@ struct StageTimes {
 static std::future<int> probeDriverInBackground(bool compilesImage) {
   if (!compilesImage)
     return {};
-  return std::async(std::launch::async, installedDriverVersion);
+  return installedDriverVersionAsync();
 }
 
 /// `source` (generated from `irText`) compiled for `arch` through the
