@@ -34,6 +34,14 @@ long minorFaults() {
   return usage.ru_minflt;
 }
 
+/// The minor page faults of the second of two runs of `compile`.
+template <typename Compile> long faultsOfSecondRun(Compile compile) {
+  compile();
+  long before = minorFaults();
+  compile();
+  return minorFaults() - before;
+}
+
 // A kernel with a loop, a division and a root: NVRTC's heap for it is
 // several megabytes, faulted in again by every compile when trimmed.
 const char *kKernel = R"(
@@ -60,12 +68,9 @@ TEST(HeapRetentionTest, ASecondCompileFaultsLittle) {
         compileWithNvrtc(kKernel, "step.cu", options);
     ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
   };
-  compile();
-  long before = minorFaults();
-  compile();
-  long faults = minorFaults() - before;
   // Trimmed, the heap of this compile faults in ~2800 pages again.
-  EXPECT_LT(faults, 400) << "minor page faults of the second compile";
+  EXPECT_LT(faultsOfSecondRun(compile), 400)
+      << "minor page faults of the second compile";
 }
 
 TEST(HeapRetentionTest, ASecondLinkFaultsLittle) {
@@ -83,12 +88,9 @@ TEST(HeapRetentionTest, ASecondLinkFaultsLittle) {
         compileWithNvJitLink(compiled->ptx, 90);
     ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
   };
-  link();
-  long before = minorFaults();
-  link();
-  long faults = minorFaults() - before;
   // Trimmed, ptxas' heap for this link faults in ~2600 pages again.
-  EXPECT_LT(faults, 400) << "minor page faults of the second link";
+  EXPECT_LT(faultsOfSecondRun(link), 400)
+      << "minor page faults of the second link";
 }
 
 } // namespace
