@@ -31,7 +31,10 @@ std::unique_ptr<MLIRContext> createContext() {
   DialectRegistry registry;
   registry.insert<KFuseDialect, arith::ArithDialect, math::MathDialect,
                   func::FuncDialect>();
-  auto context = std::make_unique<MLIRContext>(registry);
+  // Single-threaded: an update or norm is one function, and a thread pool
+  // per context would only cost threads.
+  auto context =
+      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
   context->loadAllAvailableDialects();
   // A pass's error names its op by location; a dump of the whole update in
   // generic form after it helps no user.
@@ -140,14 +143,8 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
 
 MLIRContext &threadContext() {
   // Dialect loading costs about what parsing an update does; the runtime
-  // compiles on few threads, so each keeps one context. Single-threaded:
-  // a norm or update is one function, and a thread pool per context would
-  // only cost threads.
-  thread_local std::unique_ptr<MLIRContext> context = [] {
-    std::unique_ptr<MLIRContext> made = createContext();
-    made->disableMultithreading();
-    return made;
-  }();
+  // compiles on few threads, so each keeps one context.
+  thread_local std::unique_ptr<MLIRContext> context = createContext();
   return *context;
 }
 

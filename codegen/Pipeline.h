@@ -41,7 +41,7 @@ struct PipelineOptions {
   bool masterWeights = false;
 };
 
-/// A context with every dialect an update may use loaded.
+/// A single-threaded context with every dialect an update may use loaded.
 std::unique_ptr<mlir::MLIRContext> createContext();
 
 /// The calling thread's context for the runtime's compiles (describe, plan),

@@ -82,16 +82,6 @@ struct StageTimes {
   }
 };
 
-/// Loads the driver library for the cache key's driver version on another
-/// thread while the IR is parsed and lowered: a dlopen of libcuda takes
-/// ~1.5 ms on the H200's host, half of a disk hit. A default future where
-/// no image is compiled; either way the function's end joins it.
-static std::future<int> probeDriverInBackground(bool compilesImage) {
-  if (!compilesImage)
-    return {};
-  return installedDriverVersionAsync();
-}
-
 /// `source` (generated from `irText`) compiled for `arch` through the
 /// process's disk cache, and dumped where KFUSE_DUMP asks.
 static Expected<CompiledImage>
@@ -163,8 +153,11 @@ int runCompile(const CommonOptions &options, const std::string &emit,
   if (emit != "mlir" && emit != "cuda" && emit != "ptx" && emit != "cubin")
     return reportError(createStringError(
         "unknown --emit=" + emit + "; expected mlir, cuda, ptx or cubin"));
+  bool compilesImage = emit == "ptx" || emit == "cubin" || stats;
+  // The cache key's driver version loads libcuda (~1.5 ms on the H200's
+  // host, half of a disk hit): on another thread while the IR is lowered.
   std::future<int> driverProbe =
-      probeDriverInBackground(emit == "ptx" || emit == "cubin" || stats);
+      compilesImage ? installedDriverVersionAsync() : std::future<int>();
   Expected<std::string> text = readInput(options);
   if (!text)
     return reportError(text.takeError());
@@ -172,8 +165,6 @@ int runCompile(const CommonOptions &options, const std::string &emit,
   StageTimes times;
   auto stage = std::chrono::steady_clock::now();
   std::unique_ptr<MLIRContext> context = createContext();
-  // One function: a thread pool would only cost threads.
-  context->disableMultithreading();
   auto module = parseUpdate(*context, *text, options.input);
   if (!module)
     return reportError(module.takeError());
@@ -200,8 +191,7 @@ int runCompile(const CommonOptions &options, const std::string &emit,
   // The direct PTX is written for the arch the image is for.
   std::string resolvedArch = resolveArch(options.arch);
   int ptxSm = 0;
-  if (processCodegenMode() != CodegenMode::cuda &&
-      (emit == "ptx" || emit == "cubin" || stats)) {
+  if (processCodegenMode() != CodegenMode::cuda && compilesImage) {
     Expected<int> sm = validateArch(resolvedArch);
     if (!sm)
       return reportError(sm.takeError());
@@ -228,7 +218,7 @@ int runCompile(const CommonOptions &options, const std::string &emit,
     out.os() << plan->source;
 
   std::optional<CompiledImage> image;
-  if (emit == "ptx" || emit == "cubin" || stats) {
+  if (compilesImage) {
     Expected<CompiledImage> compiled =
         compilePlan(*text, *plan, resolvedArch, emit == "ptx" && !stats);
     if (!compiled)
@@ -304,8 +294,11 @@ int runCompileNorm(const CommonOptions &options, int64_t cols,
       emit != "cubin")
     return reportError(createStringError(
         "unknown --emit=" + emit + "; expected ir, mlir, cuda, ptx or cubin"));
+  bool compilesImage = emit == "ptx" || emit == "cubin" || stats;
+  // The cache key's driver version loads libcuda (~1.5 ms on the H200's
+  // host, half of a disk hit): on another thread while the IR is lowered.
   std::future<int> driverProbe =
-      probeDriverInBackground(emit == "ptx" || emit == "cubin" || stats);
+      compilesImage ? installedDriverVersionAsync() : std::future<int>();
   if (cols <= 0)
     return reportError(createStringError(
         "--cols N (the row length, > 0) is required to compile a norm"));
@@ -330,8 +323,6 @@ int runCompileNorm(const CommonOptions &options, int64_t cols,
   StageTimes times;
   auto stage = std::chrono::steady_clock::now();
   std::unique_ptr<MLIRContext> context = createContext();
-  // One function: a thread pool would only cost threads.
-  context->disableMultithreading();
   auto module = parseNorm(*context, *text, options.input);
   if (!module)
     return reportError(module.takeError());
@@ -377,7 +368,7 @@ int runCompileNorm(const CommonOptions &options, int64_t cols,
 
   std::optional<CompiledImage> image;
   std::string resolvedArch = resolveArch(options.arch);
-  if (emit == "ptx" || emit == "cubin" || stats) {
+  if (compilesImage) {
     Expected<CompiledImage> compiled =
         compileSource(*text, plan->source, plan->normName, resolvedArch,
                       emit == "ptx" && !stats);
