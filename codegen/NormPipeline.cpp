@@ -54,34 +54,11 @@ private:
 
 llvm::Expected<OwningOpRef<ModuleOp>>
 parseNorm(MLIRContext &context, StringRef text, StringRef bufferName) {
-  // Parse errors are rendered with their source line, as for updates.
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
-  std::string diagnostics;
-  llvm::raw_string_ostream stream(diagnostics);
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context, stream);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
-  if (module && !findNorm(*module))
-    emitError(module->getLoc())
-        << "no func.func with the 'kfuse.norm' attribute";
-  else if (module)
-    return std::move(module);
-  stream.flush();
-  StringRef message = StringRef(diagnostics).rtrim();
-  return llvm::createStringError(message.empty() ? "failed to parse the norm"
-                                                 : message);
-}
-
-bool isNormSource(StringRef text) {
-  MLIRContext &context = threadContext();
-  // Quiet: the update pipeline reports whatever is wrong with the text.
-  ScopedDiagnosticHandler quiet(&context,
-                                [](Diagnostic &) { return success(); });
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(&context));
-  return module && findNorm(*module);
+  llvm::Expected<ParsedKernel> parsed =
+      parseKernel(context, text, bufferName, KernelKind::norm);
+  if (!parsed)
+    return parsed.takeError();
+  return std::move(parsed->module);
 }
 
 llvm::Error runNormPipeline(ModuleOp module, const NormSpecialization &spec) {

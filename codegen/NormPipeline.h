@@ -15,15 +15,10 @@
 
 namespace kfuse {
 
-/// Parses and verifies `text` and checks that it holds a norm function.
-/// Diagnostics, as FILE:LINE:COL: error: ..., become the error's message.
+/// parseKernel (codegen/Pipeline.h) of a norm.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 parseNorm(mlir::MLIRContext &context, llvm::StringRef text,
           llvm::StringRef bufferName);
-
-/// Whether `text` parses and holds a function marked `kfuse.norm` (the
-/// `kfuse` tool's choice between the update and the norm pipeline).
-bool isNormSource(llvm::StringRef text);
 
 /// Runs kfuse-specialize-norm (dtypes, cols and alignment of `spec`),
 /// canonicalize and CSE on the norm of `module`.

@@ -62,30 +62,42 @@ private:
 } // namespace
 
 /// Parses into `sourceMgr`, which must outlive the diagnostics' use.
-static llvm::Expected<OwningOpRef<ModuleOp>>
-parseInto(MLIRContext &context, llvm::SourceMgr &sourceMgr, StringRef text,
-          StringRef bufferName) {
+llvm::Expected<ParsedKernel> parseKernel(MLIRContext &context, StringRef text,
+                                         StringRef bufferName,
+                                         std::optional<KernelKind> required) {
+  // Parse errors are rendered with their source line here; later
+  // diagnostics print file:line:col only, so the buffer need not outlive us.
+  llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
   DiagnosticCollector diagnostics(context, sourceMgr);
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (!module)
-    return diagnostics.takeError("failed to parse the update");
-  if (!findUpdate(*module)) {
+    return diagnostics.takeError(required == KernelKind::norm
+                                     ? "failed to parse the norm"
+                                     : "failed to parse the update");
+  KernelKind kind = required.value_or(findNorm(*module) ? KernelKind::norm
+                                                        : KernelKind::update);
+  bool found = kind == KernelKind::norm ? bool(findNorm(*module))
+                                        : bool(findUpdate(*module));
+  if (!found) {
     emitError(module->getLoc())
-        << "no func.func with the 'kfuse.update' attribute";
-    return diagnostics.takeError("no update function");
+        << "no func.func with the '"
+        << (kind == KernelKind::norm ? "kfuse.norm" : "kfuse.update")
+        << "' attribute";
+    return diagnostics.takeError("no kernel function");
   }
-  return std::move(module);
+  return ParsedKernel{std::move(module), kind};
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>>
 parseUpdate(MLIRContext &context, StringRef text, StringRef bufferName) {
-  // Parse errors are rendered with their source line here; later
-  // diagnostics print file:line:col only, so the buffer need not outlive us.
-  llvm::SourceMgr sourceMgr;
-  return parseInto(context, sourceMgr, text, bufferName);
+  llvm::Expected<ParsedKernel> parsed =
+      parseKernel(context, text, bufferName, KernelKind::update);
+  if (!parsed)
+    return parsed.takeError();
+  return std::move(parsed->module);
 }
 
 llvm::Error runPipeline(ModuleOp module, const Specialization &spec,

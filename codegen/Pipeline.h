@@ -10,6 +10,8 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
+
 namespace kfuse {
 
 /// What one compiled kernel is specialized on.
@@ -49,8 +51,27 @@ std::unique_ptr<mlir::MLIRContext> createContext();
 /// compile, what they uniqued (types, attributes, locations) stays.
 mlir::MLIRContext &threadContext();
 
-/// Parses and verifies `text`. Diagnostics, as FILE:LINE:COL: error: ...,
-/// become the returned error's message.
+/// What a kernel source holds: a func.func with 'kfuse.update' or one with
+/// 'kfuse.norm'.
+enum class KernelKind { update, norm };
+
+/// A parsed kernel source and what it holds.
+struct ParsedKernel {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  KernelKind kind;
+};
+
+/// Parses and verifies `text` once. Without `required`, the kind is found
+/// (a norm where a func carries 'kfuse.norm', else an update); with it, a
+/// source without that kind is an error. Diagnostics, as
+/// FILE:LINE:COL: error: ... with the source line, become the error's
+/// message.
+llvm::Expected<ParsedKernel>
+parseKernel(mlir::MLIRContext &context, llvm::StringRef text,
+            llvm::StringRef bufferName,
+            std::optional<KernelKind> required = std::nullopt);
+
+/// parseKernel of an update.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 parseUpdate(mlir::MLIRContext &context, llvm::StringRef text,
             llvm::StringRef bufferName);

@@ -116,6 +116,32 @@ llvm::Expected<NvrtcResult> decodeImage(llvm::StringRef bytes) {
   return nvrtc;
 }
 
+std::optional<CompiledImage> lookupImage(DiskCache &cache, llvm::StringRef key,
+                                         bool wantCubin, std::string &warning) {
+  auto start = std::chrono::steady_clock::now();
+  CacheLookup found = cache.lookup(key);
+  if (found.hit()) {
+    llvm::Expected<NvrtcResult> decoded = decodeImage(found.payload);
+    if (decoded &&
+        (wantCubin ? !decoded->cubin.empty() : !decoded->ptx.empty())) {
+      CompiledImage image;
+      image.nvrtc = std::move(*decoded);
+      image.key = key.str();
+      image.source = CacheSource::hitDisk;
+      image.diskMs = compileMsSince(start);
+      image.onDisk = true;
+      return image;
+    }
+    warning = "kernel cache entry " + cache.entryPath(key) + ": " +
+              (decoded ? std::string("holds no image")
+                       : llvm::toString(decoded.takeError())) +
+              "; recompiling";
+  } else if (found.miss != CacheMiss::Absent) {
+    warning = found.reason;
+  }
+  return std::nullopt;
+}
+
 /// The image under `key`: read from `cache` where it holds one with what
 /// `wantCubin` needs, else made by `compile` and stored.
 static llvm::Expected<CompiledImage>
@@ -127,23 +153,9 @@ cachedCompile(std::string imageKey, bool wantCubin, DiskCache *cache,
   const std::string &key = image.key;
   if (cache) {
     auto start = Clock::now();
-    CacheLookup found = cache->lookup(key);
-    if (found.hit()) {
-      llvm::Expected<NvrtcResult> decoded = decodeImage(found.payload);
-      if (decoded &&
-          (wantCubin ? !decoded->cubin.empty() : !decoded->ptx.empty())) {
-        image.nvrtc = std::move(*decoded);
-        image.source = CacheSource::hitDisk;
-        image.diskMs = compileMsSince(start);
-        return image;
-      }
-      image.warning = "kernel cache entry " + cache->entryPath(key) + ": " +
-                      (decoded ? std::string("holds no image")
-                               : llvm::toString(decoded.takeError())) +
-                      "; recompiling";
-    } else if (found.miss != CacheMiss::Absent) {
-      image.warning = found.reason;
-    }
+    if (std::optional<CompiledImage> found =
+            lookupImage(*cache, key, wantCubin, image.warning))
+      return std::move(*found);
     image.diskMs = compileMsSince(start);
   }
   if (!image.warning.empty())
@@ -155,6 +167,7 @@ cachedCompile(std::string imageKey, bool wantCubin, DiskCache *cache,
   if (cache) {
     auto start = Clock::now();
     CacheStoreStatus stored = cache->store(key, encodeImage(image.nvrtc));
+    image.onDisk = stored.stored;
     if (!stored && image.warning.empty()) {
       image.warning = stored.warning;
       logWarning(image.warning);

@@ -24,6 +24,7 @@
 #include "llvm/Support/Error.h"
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace kfuse {
@@ -43,6 +44,8 @@ struct CompiledImage {
   std::string warning;
   /// Time spent in the disk cache (lookup, and the store on a miss).
   double diskMs = 0;
+  /// Whether the disk cache holds the image under `key` (read or stored).
+  bool onDisk = false;
 };
 
 /// Milliseconds since `start` (for compile timings).
@@ -65,6 +68,12 @@ llvm::Expected<CompiledImage> compileImage(const std::string &source,
                                            const std::string &programName,
                                            const NvrtcOptions &options,
                                            int driverVersion, DiskCache *cache);
+
+/// The image `cache` holds under `key`, verified and decoded, with a cubin
+/// (`wantCubin`) or PTX; none where it holds no such entry, with `warning`
+/// set where an entry was there but unusable.
+std::optional<CompiledImage> lookupImage(DiskCache &cache, llvm::StringRef key,
+                                         bool wantCubin, std::string &warning);
 
 /// What a kernel plan compiles from: its CUDA source, and its direct PTX
 /// where the emitter covers it (else why not).

@@ -5,6 +5,7 @@
 #include "runtime/Dump.h"
 #include "runtime/Errors.h"
 #include "runtime/Log.h"
+#include "runtime/PlanCache.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -260,31 +261,54 @@ Update::buildModule(const std::string &key, const Specialization &spec,
       return sm.takeError();
     ptxSm = *sm;
   }
-  llvm::Expected<KernelPlan> plan =
-      compileToPlan(irText, name, spec, options, ptxSm);
-  if (!plan)
-    return withCode(plan.takeError(), ErrorCode::Compile);
-  compiled->plan = std::move(*plan);
-
-  llvm::Expected<CompiledImage> compiledImage =
-      compilePlanImage({compiled->plan.source, compiled->plan.ptx,
-                        compiled->plan.ptxUnsupported},
-                       compiled->plan.updateName + ".cu", *nvrtcOptions, mode,
-                       driver->driverVersion(), processDiskCache());
-  if (!compiledImage)
-    return withCode(compiledImage.takeError(), ErrorCode::Compile);
-  compiled->nvrtc = std::move(compiledImage->nvrtc);
-  compiled->cacheSource = compiledImage->source;
-  dumpModule(compiled->plan.updateName, compiledImage->key, irText,
+  // A plan entry on disk skips parse, passes and emit (runtime/PlanCache);
+  // kept for cubins only (a PTX image is the driver's to JIT, each load).
+  DiskCache *cache = processDiskCache();
+  bool usePlanCache = cache && !nvrtcOptions->ptxOnly;
+  std::string planKey = usePlanCache ? planEntryKey(key) : "";
+  std::optional<CompiledImage> image;
+  if (usePlanCache) {
+    std::string warning;
+    if (std::optional<CachedPlan> cached = lookupPlan(
+            *cache, planKey, [&] { return driver->driverVersion(); },
+            warning)) {
+      compiled->plan = std::move(cached->plan);
+      image = std::move(cached->image);
+    } else if (!warning.empty()) {
+      logWarning(warning);
+    }
+  }
+  if (!image) {
+    llvm::Expected<KernelPlan> plan =
+        compileToPlan(irText, name, spec, options, ptxSm);
+    if (!plan)
+      return withCode(plan.takeError(), ErrorCode::Compile);
+    compiled->plan = std::move(*plan);
+    llvm::Expected<CompiledImage> made =
+        compilePlanImage({compiled->plan.source, compiled->plan.ptx,
+                          compiled->plan.ptxUnsupported},
+                         compiled->plan.updateName + ".cu", *nvrtcOptions, mode,
+                         driver->driverVersion(), cache);
+    if (!made)
+      return withCode(made.takeError(), ErrorCode::Compile);
+    image = std::move(*made);
+    // Where the image is on disk, its plan follows.
+    if (usePlanCache && image->onDisk && !image->nvrtc.cubin.empty())
+      storePlan(*cache, planKey, compiled->plan, image->key,
+                driver->driverVersion());
+  }
+  compiled->nvrtc = std::move(image->nvrtc);
+  compiled->cacheSource = image->source;
+  dumpModule(compiled->plan.updateName, image->key, irText,
              compiled->plan.source, compiled->nvrtc.ptx);
-  double diskMs = compiledImage->diskMs;
+  double diskMs = image->diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 
-  const std::string &image = compiled->nvrtc.cubin.empty()
-                                 ? compiled->nvrtc.ptx
-                                 : compiled->nvrtc.cubin;
+  const std::string &binary = compiled->nvrtc.cubin.empty()
+                                  ? compiled->nvrtc.ptx
+                                  : compiled->nvrtc.cubin;
   if (llvm::Error error = driver->check(
-          driver->cuModuleLoadData(&compiled->module, image.c_str()),
+          driver->cuModuleLoadData(&compiled->module, binary.c_str()),
           "cuModuleLoadData of '" + name + "' for " + device->arch))
     return std::move(error);
   for (const KernelInfo &kernel : compiled->plan.kernels) {

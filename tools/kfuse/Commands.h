@@ -25,8 +25,17 @@ llvm::Expected<std::string> readInput(const CommonOptions &options);
 /// The arch to compile for: the option, else the local GPU's, else sm_90.
 std::string resolveArch(const std::string &requested);
 
-int runCompile(const CommonOptions &options, const std::string &emit,
-               const std::string &output, bool stats);
+/// What `kfuse compile` takes for a norm (an update ignores it).
+struct NormCompileOptions {
+  int64_t cols = 0;
+  bool colsGiven = false; // --cols: the source must hold a norm
+  std::string inputDType = "f32";
+  std::string weightDType; // empty: the input dtype
+};
+
+/// Parses the input once and compiles the update or norm it holds.
+int runCompile(const CommonOptions &options, const NormCompileOptions &norm,
+               const std::string &emit, const std::string &output, bool stats);
 int runCheck(const CommonOptions &options, int64_t numel, int steps,
              double tolerance, uint64_t seed);
 int runBench(const CommonOptions &options, int64_t numel, int iterations,

@@ -8,7 +8,10 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/Dump.h"
 #include "runtime/ImageCache.h"
+#include "runtime/Jit.h"
+#include "runtime/Log.h"
 #include "runtime/Nvrtc.h"
+#include "runtime/PlanCache.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -147,43 +150,90 @@ static json::Object makeStats(const KernelPlan &plan, const NvrtcResult &nvrtc,
       {"total_ms", totalMs}};
 }
 
-int runCompile(const CommonOptions &options, const std::string &emit,
-               const std::string &output, bool stats) {
-  auto start = std::chrono::steady_clock::now();
+/// The file `-o` names, binary for a cubin.
+static Expected<std::unique_ptr<ToolOutputFile>>
+openOutput(const std::string &output, const std::string &emit) {
+  std::error_code ec;
+  auto out = std::make_unique<ToolOutputFile>(
+      output, ec, emit == "cubin" ? sys::fs::OF_None : sys::fs::OF_Text);
+  if (ec)
+    return createStringError("cannot open '" + output + "': " + ec.message());
+  return std::move(out);
+}
+
+/// What every `kfuse compile` has done before it knows the kernel's kind:
+/// the clock started, the driver probe begun, the text read and parsed.
+struct ParsedInput {
+  std::chrono::steady_clock::time_point start;
+  bool compilesImage = false;
+  std::string text;
+  std::unique_ptr<MLIRContext> context;
+  OwningOpRef<ModuleOp> module;
+  StageTimes times;
+  /// The plan cache's key (runtime/PlanCache) where this compile makes a
+  /// cubin through a disk cache; empty otherwise.
+  std::string planKey;
+};
+
+/// The update's plan and cubin from the plan cache, written out as
+/// compileUpdate would; none on a miss (the caller compiles).
+static std::optional<int>
+compileFromPlanCache(const std::string &emit, const std::string &output,
+                     bool stats, const std::string &arch, ParsedInput &input) {
+  std::string warning;
+  std::optional<CachedPlan> cached = lookupPlan(
+      *processDiskCache(), input.planKey, installedDriverVersion, warning);
+  if (!cached) {
+    if (!warning.empty())
+      logWarning(warning);
+    return std::nullopt;
+  }
+  const KernelPlan &plan = cached->plan;
+  const CompiledImage &image = cached->image;
+  Expected<std::unique_ptr<ToolOutputFile>> opened = openOutput(output, emit);
+  if (!opened)
+    return reportError(opened.takeError());
+  ToolOutputFile &out = **opened;
+  if (emit == "cuda")
+    out.os() << plan.source;
+  else if (emit == "ptx")
+    out.os() << image.nvrtc.ptx;
+  else if (emit == "cubin")
+    out.os() << image.nvrtc.cubin;
+  dumpModule(plan.updateName, image.key, input.text, plan.source,
+             image.nvrtc.ptx);
+  if (stats) {
+    double totalMs = msSince(input.start);
+    out.os().flush();
+    json::Object line = makeStats(plan, image.nvrtc, arch, totalMs);
+    for (auto &entry : input.times.toJson(&image))
+      line[entry.first] = std::move(entry.second);
+    line["plan_cache"] = "hit";
+    outs() << json::Value(std::move(line)) << "\n";
+  }
+  out.keep();
+  return 0;
+}
+
+static int compileUpdate(const CommonOptions &options, const std::string &emit,
+                         const std::string &output, bool stats,
+                         ParsedInput &input) {
   if (emit != "mlir" && emit != "cuda" && emit != "ptx" && emit != "cubin")
     return reportError(createStringError(
         "unknown --emit=" + emit + "; expected mlir, cuda, ptx or cubin"));
-  bool compilesImage = emit == "ptx" || emit == "cubin" || stats;
-  // The cache key's driver version loads libcuda (~1.5 ms on the H200's
-  // host, half of a disk hit): on another thread while the IR is lowered.
-  std::future<int> driverProbe =
-      compilesImage ? installedDriverVersionAsync() : std::future<int>();
-  Expected<std::string> text = readInput(options);
-  if (!text)
-    return reportError(text.takeError());
-
-  StageTimes times;
   auto stage = std::chrono::steady_clock::now();
-  std::unique_ptr<MLIRContext> context = createContext();
-  auto module = parseUpdate(*context, *text, options.input);
-  if (!module)
-    return reportError(module.takeError());
-  times.parseMs = msSince(stage);
-  stage = std::chrono::steady_clock::now();
-  if (Error error = runPipeline(**module, options.spec, options.pipeline))
+  if (Error error = runPipeline(*input.module, options.spec, options.pipeline))
     return reportError(std::move(error));
-  times.passesMs = msSince(stage);
+  input.times.passesMs = msSince(stage);
   stage = std::chrono::steady_clock::now();
 
-  std::error_code ec;
-  ToolOutputFile out(output, ec,
-                     emit == "cubin" ? sys::fs::OF_None : sys::fs::OF_Text);
-  if (ec)
-    return reportError(
-        createStringError("cannot open '" + output + "': " + ec.message()));
+  Expected<std::unique_ptr<ToolOutputFile>> opened = openOutput(output, emit);
+  if (!opened)
+    return reportError(opened.takeError());
+  ToolOutputFile &out = **opened;
 
   if (emit == "mlir" && !stats) {
-    (*module)->print(out.os());
+    input.module->print(out.os());
     out.keep();
     return 0;
   }
@@ -191,7 +241,7 @@ int runCompile(const CommonOptions &options, const std::string &emit,
   // The direct PTX is written for the arch the image is for.
   std::string resolvedArch = resolveArch(options.arch);
   int ptxSm = 0;
-  if (processCodegenMode() != CodegenMode::cuda && compilesImage) {
+  if (processCodegenMode() != CodegenMode::cuda && input.compilesImage) {
     Expected<int> sm = validateArch(resolvedArch);
     if (!sm)
       return reportError(sm.takeError());
@@ -200,27 +250,27 @@ int runCompile(const CommonOptions &options, const std::string &emit,
   std::string diagnostics;
   raw_string_ostream diagnosticStream(diagnostics);
   FailureOr<KernelPlan> plan = [&] {
-    ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &diag) {
+    ScopedDiagnosticHandler handler(input.context.get(), [&](Diagnostic &diag) {
       diagnosticStream << formatLocation(diag.getLocation())
                        << ": error: " << diag << "\n";
       return success();
     });
     PtxTarget ptxTarget{ptxSm};
-    return emitCuda(findUpdate(**module), ptxSm ? &ptxTarget : nullptr);
+    return emitCuda(findUpdate(*input.module), ptxSm ? &ptxTarget : nullptr);
   }();
   if (failed(plan))
     return reportError(createStringError(StringRef(diagnostics).rtrim()));
-  times.emitMs = msSince(stage);
+  input.times.emitMs = msSince(stage);
 
   if (emit == "mlir")
-    (*module)->print(out.os());
+    input.module->print(out.os());
   else if (emit == "cuda")
     out.os() << plan->source;
 
   std::optional<CompiledImage> image;
-  if (compilesImage) {
+  if (input.compilesImage) {
     Expected<CompiledImage> compiled =
-        compilePlan(*text, *plan, resolvedArch, emit == "ptx" && !stats);
+        compilePlan(input.text, *plan, resolvedArch, emit == "ptx" && !stats);
     if (!compiled)
       return reportError(compiled.takeError());
     image = std::move(*compiled);
@@ -228,14 +278,20 @@ int runCompile(const CommonOptions &options, const std::string &emit,
       out.os() << image->nvrtc.ptx;
     else if (emit == "cubin")
       out.os() << image->nvrtc.cubin;
+    // Where the image is on disk, its plan follows.
+    if (!input.planKey.empty() && image->onDisk && !image->nvrtc.cubin.empty())
+      storePlan(*processDiskCache(), input.planKey, *plan, image->key,
+                installedDriverVersion());
   }
   if (stats) {
-    double totalMs = msSince(start);
+    double totalMs = msSince(input.start);
     // The statistics go to stdout as its last line, whatever -o names.
     out.os().flush();
     json::Object line = makeStats(*plan, image->nvrtc, resolvedArch, totalMs);
-    for (auto &entry : times.toJson(&*image))
+    for (auto &entry : input.times.toJson(&*image))
       line[entry.first] = std::move(entry.second);
+    if (!input.planKey.empty())
+      line["plan_cache"] = "miss";
     outs() << json::Value(std::move(line)) << "\n";
   }
   out.keep();
@@ -285,20 +341,15 @@ static json::Object makeNormStats(const NormPlan &plan,
       {"total_ms", totalMs}};
 }
 
-int runCompileNorm(const CommonOptions &options, int64_t cols,
-                   const std::string &inputDType,
-                   const std::string &weightDType, const std::string &emit,
-                   const std::string &output, bool stats) {
-  auto start = std::chrono::steady_clock::now();
+static int compileNorm(const CommonOptions &options,
+                       const NormCompileOptions &norm, const std::string &emit,
+                       const std::string &output, bool stats,
+                       ParsedInput &input) {
   if (emit != "mlir" && emit != "ir" && emit != "cuda" && emit != "ptx" &&
       emit != "cubin")
     return reportError(createStringError(
         "unknown --emit=" + emit + "; expected ir, mlir, cuda, ptx or cubin"));
-  bool compilesImage = emit == "ptx" || emit == "cubin" || stats;
-  // The cache key's driver version loads libcuda (~1.5 ms on the H200's
-  // host, half of a disk hit): on another thread while the IR is lowered.
-  std::future<int> driverProbe =
-      compilesImage ? installedDriverVersionAsync() : std::future<int>();
+  int64_t cols = norm.cols;
   if (cols <= 0)
     return reportError(createStringError(
         "--cols N (the row length, > 0) is required to compile a norm"));
@@ -309,68 +360,57 @@ int runCompileNorm(const CommonOptions &options, int64_t cols,
     return createStringError("unknown dtype '" + value + "' for --" + option +
                              "; expected f32, bf16 or f16");
   };
-  Expected<DType> fullDType = parse("input-dtype", inputDType);
+  Expected<DType> fullDType = parse("input-dtype", norm.inputDType);
   if (!fullDType)
     return reportError(fullDType.takeError());
   Expected<DType> colDType =
-      parse("weight-dtype", weightDType.empty() ? inputDType : weightDType);
+      parse("weight-dtype",
+            norm.weightDType.empty() ? norm.inputDType : norm.weightDType);
   if (!colDType)
     return reportError(colDType.takeError());
-  Expected<std::string> text = readInput(options);
-  if (!text)
-    return reportError(text.takeError());
-
-  StageTimes times;
   auto stage = std::chrono::steady_clock::now();
-  std::unique_ptr<MLIRContext> context = createContext();
-  auto module = parseNorm(*context, *text, options.input);
-  if (!module)
-    return reportError(module.takeError());
-  times.parseMs = msSince(stage);
   // Full tensors take the input dtype, per-column ones the weight dtype,
   // per-row statistics stay f32.
   NormSpecialization spec;
   spec.cols = cols;
   spec.alignment = options.spec.alignment;
-  for (Type type : findNorm(**module).getArgumentTypes()) {
+  for (Type type : findNorm(*input.module).getArgumentTypes()) {
     NormShape shape = getNormShape(type);
     spec.dtypes.push_back(shape == NormShape::full  ? *fullDType
                           : shape == NormShape::col ? *colDType
                                                     : DType::f32);
   }
-  NormEmitOptions emitOptions = getNormEmitOptions(**module, spec);
+  NormEmitOptions emitOptions = getNormEmitOptions(*input.module, spec);
   stage = std::chrono::steady_clock::now();
-  if (Error error = runNormPipeline(**module, spec))
+  if (Error error = runNormPipeline(*input.module, spec))
     return reportError(std::move(error));
-  times.passesMs = msSince(stage);
+  input.times.passesMs = msSince(stage);
 
-  std::error_code ec;
-  ToolOutputFile out(output, ec,
-                     emit == "cubin" ? sys::fs::OF_None : sys::fs::OF_Text);
-  if (ec)
-    return reportError(
-        createStringError("cannot open '" + output + "': " + ec.message()));
+  Expected<std::unique_ptr<ToolOutputFile>> opened = openOutput(output, emit);
+  if (!opened)
+    return reportError(opened.takeError());
+  ToolOutputFile &out = **opened;
   bool emitIR = emit == "mlir" || emit == "ir";
   if (emitIR && !stats) {
-    (*module)->print(out.os());
+    input.module->print(out.os());
     out.keep();
     return 0;
   }
   stage = std::chrono::steady_clock::now();
-  Expected<NormPlan> plan = emitNormPlan(**module, emitOptions);
+  Expected<NormPlan> plan = emitNormPlan(*input.module, emitOptions);
   if (!plan)
     return reportError(plan.takeError());
-  times.emitMs = msSince(stage);
+  input.times.emitMs = msSince(stage);
   if (emitIR)
-    (*module)->print(out.os());
+    input.module->print(out.os());
   else if (emit == "cuda")
     out.os() << plan->source;
 
   std::optional<CompiledImage> image;
   std::string resolvedArch = resolveArch(options.arch);
-  if (compilesImage) {
+  if (input.compilesImage) {
     Expected<CompiledImage> compiled =
-        compileSource(*text, plan->source, plan->normName, resolvedArch,
+        compileSource(input.text, plan->source, plan->normName, resolvedArch,
                       emit == "ptx" && !stats);
     if (!compiled)
       return reportError(compiled.takeError());
@@ -381,16 +421,63 @@ int runCompileNorm(const CommonOptions &options, int64_t cols,
       out.os() << image->nvrtc.cubin;
   }
   if (stats) {
-    double totalMs = msSince(start);
+    double totalMs = msSince(input.start);
     out.os().flush();
     json::Object line =
         makeNormStats(*plan, image->nvrtc, resolvedArch, totalMs);
-    for (auto &entry : times.toJson(&*image))
+    for (auto &entry : input.times.toJson(&*image))
       line[entry.first] = std::move(entry.second);
     outs() << json::Value(std::move(line)) << "\n";
   }
   out.keep();
   return 0;
+}
+
+int runCompile(const CommonOptions &options, const NormCompileOptions &norm,
+               const std::string &emit, const std::string &output, bool stats) {
+  // total_ms counts from here: the text read, parsed once, and compiled.
+  ParsedInput input;
+  input.start = std::chrono::steady_clock::now();
+  input.compilesImage = emit == "ptx" || emit == "cubin" || stats;
+  // The cache keys' driver version loads libcuda (~1.5 ms on the H200's
+  // host): on another thread while the plan cache is read or, on a miss,
+  // while the IR is lowered.
+  std::future<int> driverProbe =
+      input.compilesImage ? installedDriverVersionAsync() : std::future<int>();
+  Expected<std::string> text = readInput(options);
+  if (!text)
+    return reportError(text.takeError());
+  input.text = std::move(*text);
+
+  // An update compiled to a cubin before: plan and image from the disk,
+  // with no MLIR at all. (A norm's key would need its dtypes and cols; its
+  // source is read as an update's here, finds no entry, and is parsed.)
+  bool makesCubin = input.compilesImage && !(emit == "ptx" && !stats);
+  if (makesCubin && !norm.colsGiven && processDiskCache()) {
+    std::string arch = resolveArch(options.arch);
+    input.planKey = planEntryKey(
+        compileCacheKey(input.text, options.spec, arch, options.pipeline));
+    if (emit != "mlir")
+      if (std::optional<int> done =
+              compileFromPlanCache(emit, output, stats, arch, input))
+        return *done;
+  }
+
+  auto stage = std::chrono::steady_clock::now();
+  input.context = createContext();
+  // --cols says a norm; otherwise the source does.
+  std::optional<KernelKind> required;
+  if (norm.colsGiven)
+    required = KernelKind::norm;
+  Expected<ParsedKernel> parsed =
+      parseKernel(*input.context, input.text, options.input, required);
+  if (!parsed)
+    return reportError(parsed.takeError());
+  input.module = std::move(parsed->module);
+  input.times.parseMs = msSince(stage);
+  if (parsed->kind == KernelKind::norm)
+    return compileNorm(options, norm, emit, output, stats, input);
+  return compileUpdate(options, emit, output, stats, input);
 }
 
 } // namespace kfuse

@@ -215,30 +215,6 @@ static Expected<CommonOptions> collectCommonOptions() {
   return options;
 }
 
-namespace kfuse {
-// Defined in Compile.cpp (declared here rather than in Commands.h, which
-// belongs to the update commands).
-int runCompileNorm(const CommonOptions &options, int64_t cols,
-                   const std::string &inputDType,
-                   const std::string &weightDType, const std::string &emit,
-                   const std::string &output, bool stats);
-} // namespace kfuse
-
-/// Whether `kfuse compile` is given a norm: `--cols` says so, else the file
-/// holds a `kfuse.norm` function (stdin is read once, by the update path).
-static bool isNormInput(const CommonOptions &options) {
-  if (normCols.getNumOccurrences() > 0)
-    return true;
-  if (options.input == "-")
-    return false;
-  Expected<std::string> text = readInput(options);
-  if (!text) {
-    consumeError(text.takeError());
-    return false;
-  }
-  return isNormSource(*text);
-}
-
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -272,12 +248,14 @@ int main(int argc, char **argv) {
       consumeError(sm.takeError());
     }
   }
-  if (compileCommand && isNormInput(*options))
-    return runCompileNorm(*options, normCols, inputDType, weightDType, emit,
-                          output, stats);
   if (compileCommand) {
     options->spec.numel = compileNumel;
-    return runCompile(*options, emit, output, stats);
+    NormCompileOptions norm;
+    norm.cols = normCols;
+    norm.colsGiven = normCols.getNumOccurrences() > 0;
+    norm.inputDType = inputDType;
+    norm.weightDType = weightDType;
+    return runCompile(*options, norm, emit, output, stats);
   }
   if (checkCommand)
     return runCheck(*options, checkNumel, steps, tolerance, seed);
