@@ -64,6 +64,19 @@ if [ -x "$UNIT" ]; then
 fi
 
 KFUSE=$BUILD/bin/kfuse
+if [ -x "$KFUSE" ]; then
+  # As test/Runtime/plan-cache-gpu.test, for a machine without lit: the
+  # runtime stores the plan, and a second process runs from the disk alone.
+  step "plan cache through the runtime"
+  PLAN_DIR=$(mktemp -d)
+  for expect in "miss," "hit-disk,"; do
+    line=$(KFUSE_CACHE_DIR=$PLAN_DIR KFUSE_LOG=info "$KFUSE" check \
+      library/optim/adamw.mlir 2>&1 | tee -a "$LOG" | grep -m1 "compiled @adamw")
+    echo "plan cache, expected $expect: $line" | tee -a "$LOG"
+    case "$line" in *": $expect"*) ;; *) FAILURES+=("plan cache: expected $expect") ;; esac
+  done
+  rm -rf "$PLAN_DIR"
+fi
 if [ -x "$KFUSE" ] && want optim; then
   step "kfuse check"
   for f in library/optim/*.mlir; do
