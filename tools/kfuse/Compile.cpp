@@ -173,6 +173,13 @@ struct ParsedInput {
   /// The plan cache's key (runtime/PlanCache) where this compile makes a
   /// cubin through a disk cache; empty otherwise.
   std::string planKey;
+  /// resolveArch's answer, asked once (without --arch it asks the driver).
+  std::string resolvedArch;
+  const std::string &arch(const CommonOptions &options) {
+    if (resolvedArch.empty())
+      resolvedArch = resolveArch(options.arch);
+    return resolvedArch;
+  }
 };
 
 /// The update's plan and cubin from the plan cache, written out as
@@ -239,7 +246,7 @@ static int compileUpdate(const CommonOptions &options, const std::string &emit,
   }
 
   // The direct PTX is written for the arch the image is for.
-  std::string resolvedArch = resolveArch(options.arch);
+  std::string resolvedArch = input.arch(options);
   int ptxSm = 0;
   if (processCodegenMode() != CodegenMode::cuda && input.compilesImage) {
     Expected<int> sm = validateArch(resolvedArch);
@@ -407,7 +414,7 @@ static int compileNorm(const CommonOptions &options,
     out.os() << plan->source;
 
   std::optional<CompiledImage> image;
-  std::string resolvedArch = resolveArch(options.arch);
+  std::string resolvedArch = input.arch(options);
   if (input.compilesImage) {
     Expected<CompiledImage> compiled =
         compileSource(input.text, plan->source, plan->normName, resolvedArch,
@@ -454,7 +461,7 @@ int runCompile(const CommonOptions &options, const NormCompileOptions &norm,
   // source is read as an update's here, finds no entry, and is parsed.)
   bool makesCubin = input.compilesImage && !(emit == "ptx" && !stats);
   if (makesCubin && !norm.colsGiven && processDiskCache()) {
-    std::string arch = resolveArch(options.arch);
+    const std::string &arch = input.arch(options);
     input.planKey = planEntryKey(
         compileCacheKey(input.text, options.spec, arch, options.pipeline));
     if (emit != "mlir")
