@@ -9,7 +9,9 @@
 // mode) and the compiler's own build (a hash of its sources,
 // compilerBuildId). The entry holds the kernel plan, the key of its image
 // and the driver version the image was keyed on; a later process with that
-// driver reads both and runs no MLIR at all. (The driver is checked in the
+// driver reads both: `kfuse compile` then runs no MLIR at all, and the
+// runtime only the parse that describes an update's arguments (Update::create),
+// not the compile's own parse, passes and emit. (The driver is checked in the
 // entry rather than hashed into its key so that a lookup need not wait for
 // libcuda to load: a miss goes on to parse at once.)
 //
