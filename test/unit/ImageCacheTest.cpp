@@ -1,6 +1,7 @@
 //===- ImageCacheTest.cpp - NVRTC output through the disk cache -----------===//
 
 #include "runtime/ImageCache.h"
+#include "DiskCacheTestSupport.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -9,25 +10,15 @@
 #include <chrono>
 
 using namespace kfuse;
-namespace fs = llvm::sys::fs;
 
 namespace {
 
 constexpr const char *kSource =
     "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n";
 
-class ImageCacheTest : public ::testing::Test {
+class ImageCacheTest : public TempDiskCacheTest {
 protected:
-  void SetUp() override {
-    ASSERT_FALSE(fs::createUniqueDirectory("kfuse-image-cache", root));
-    DiskCacheOptions options;
-    options.directory = std::string(root);
-    cache = std::make_unique<DiskCache>(options);
-  }
-  void TearDown() override { (void)fs::remove_directories(root); }
-
-  llvm::SmallString<128> root;
-  std::unique_ptr<DiskCache> cache;
+  ImageCacheTest() : TempDiskCacheTest("kfuse-image-cache") {}
   NvrtcOptions options;
 };
 

@@ -1,6 +1,7 @@
 //===- PlanCacheTest.cpp - kernel plans on disk ---------------------------===//
 
 #include "runtime/PlanCache.h"
+#include "DiskCacheTestSupport.h"
 #include "codegen/Pipeline.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -13,7 +14,6 @@
 #include <limits>
 
 using namespace kfuse;
-namespace fs = llvm::sys::fs;
 
 namespace {
 
@@ -191,18 +191,9 @@ TEST(PlanCacheTest, MalformedEntriesAreRejected) {
   rejects(encodePlanEntry(badStep, "k", 0), "'step_arg' is out of range");
 }
 
-class PlanCacheDiskTest : public ::testing::Test {
+class PlanCacheDiskTest : public TempDiskCacheTest {
 protected:
-  void SetUp() override {
-    ASSERT_FALSE(fs::createUniqueDirectory("kfuse-plan-cache", root));
-    DiskCacheOptions options;
-    options.directory = std::string(root);
-    cache = std::make_unique<DiskCache>(options);
-  }
-  void TearDown() override { (void)fs::remove_directories(root); }
-
-  llvm::SmallString<128> root;
-  std::unique_ptr<DiskCache> cache;
+  PlanCacheDiskTest() : TempDiskCacheTest("kfuse-plan-cache") {}
 };
 
 /// A plan is a hit only with its image beside it; a plan entry that does
