@@ -61,7 +61,6 @@ private:
 };
 } // namespace
 
-/// Parses into `sourceMgr`, which must outlive the diagnostics' use.
 llvm::Expected<ParsedKernel> parseKernel(MLIRContext &context, StringRef text,
                                          StringRef bufferName,
                                          std::optional<KernelKind> required) {

@@ -182,6 +182,31 @@ struct ParsedInput {
   }
 };
 
+/// The image as --emit asks for it (mlir and cuda are written before).
+static void writeImage(ToolOutputFile &out, const std::string &emit,
+                       const CompiledImage &image) {
+  if (emit == "ptx")
+    out.os() << image.nvrtc.ptx;
+  else if (emit == "cubin")
+    out.os() << image.nvrtc.cubin;
+}
+
+/// The --stats line of an update, on stdout as its last line whatever -o
+/// names; `planCache` is "hit", "miss" or empty (no plan cache in use).
+static void writeUpdateStats(ToolOutputFile &out, const KernelPlan &plan,
+                             const CompiledImage &image,
+                             const std::string &arch, const ParsedInput &input,
+                             StringRef planCache) {
+  double totalMs = msSince(input.start);
+  out.os().flush();
+  json::Object line = makeStats(plan, image.nvrtc, arch, totalMs);
+  for (auto &entry : input.times.toJson(&image))
+    line[entry.first] = std::move(entry.second);
+  if (!planCache.empty())
+    line["plan_cache"] = planCache;
+  outs() << json::Value(std::move(line)) << "\n";
+}
+
 /// The update's plan and cubin from the plan cache, written out as
 /// compileUpdate would; none on a miss (the caller compiles).
 static std::optional<int>
@@ -203,21 +228,11 @@ compileFromPlanCache(const std::string &emit, const std::string &output,
   ToolOutputFile &out = **opened;
   if (emit == "cuda")
     out.os() << plan.source;
-  else if (emit == "ptx")
-    out.os() << image.nvrtc.ptx;
-  else if (emit == "cubin")
-    out.os() << image.nvrtc.cubin;
+  writeImage(out, emit, image);
   dumpModule(plan.updateName, image.key, input.text, plan.source,
              image.nvrtc.ptx);
-  if (stats) {
-    double totalMs = msSince(input.start);
-    out.os().flush();
-    json::Object line = makeStats(plan, image.nvrtc, arch, totalMs);
-    for (auto &entry : input.times.toJson(&image))
-      line[entry.first] = std::move(entry.second);
-    line["plan_cache"] = "hit";
-    outs() << json::Value(std::move(line)) << "\n";
-  }
+  if (stats)
+    writeUpdateStats(out, plan, image, arch, input, "hit");
   out.keep();
   return 0;
 }
@@ -281,26 +296,15 @@ static int compileUpdate(const CommonOptions &options, const std::string &emit,
     if (!compiled)
       return reportError(compiled.takeError());
     image = std::move(*compiled);
-    if (emit == "ptx")
-      out.os() << image->nvrtc.ptx;
-    else if (emit == "cubin")
-      out.os() << image->nvrtc.cubin;
+    writeImage(out, emit, *image);
     // Where the image is on disk, its plan follows.
     if (!input.planKey.empty() && image->onDisk && !image->nvrtc.cubin.empty())
       storePlan(*processDiskCache(), input.planKey, *plan, image->key,
                 installedDriverVersion());
   }
-  if (stats) {
-    double totalMs = msSince(input.start);
-    // The statistics go to stdout as its last line, whatever -o names.
-    out.os().flush();
-    json::Object line = makeStats(*plan, image->nvrtc, resolvedArch, totalMs);
-    for (auto &entry : input.times.toJson(&*image))
-      line[entry.first] = std::move(entry.second);
-    if (!input.planKey.empty())
-      line["plan_cache"] = "miss";
-    outs() << json::Value(std::move(line)) << "\n";
-  }
+  if (stats)
+    writeUpdateStats(out, *plan, *image, resolvedArch, input,
+                     input.planKey.empty() ? "" : "miss");
   out.keep();
   return 0;
 }
