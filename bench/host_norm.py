@@ -10,8 +10,10 @@ the host's), the mean wall time per call of 500 calls after 50 warm-up
 ones, synchronized at the end:
   functional        kfuse.layer_norm_fwd (allocates y, mean, rstd)
   norm_call         Norm.__call__ on preallocated outputs (checked)
-  launch_checked    Norm._launch_checked, the lean launch of kfuse.torch.nn
-  bwd_launch_checked  the backward's (row and finish kernels, workspace)
+  lean_launch       Norm.lean_launcher, kfuse.torch.nn's launch: values in
+                    a fixed order, one struct.pack (mean and rstd one
+                    tensor); launch_checked in results before 2026-12-05
+  bwd_lean_launch   the backward's (row and finish kernels, workspace)
   module_fwd        kfuse.torch.nn.LayerNorm forward, autograd recording
   module_fwdbwd     ... and its backward
   torch_*           F.layer_norm and nn.LayerNorm the same way
@@ -57,8 +59,6 @@ def main():
     bwd = kfuse.library_norm("layernorm_bwd")
     fwd_tensors = dict(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd)
     dx, dw, db = torch.empty_like(x), torch.empty_like(w), torch.empty_like(b)
-    bwd_tensors = dict(dy=dy, x=x, mean=mean, rstd=rstd, weight=w, dx=dx,
-                       dweight=dw, dbias=db)
     xg = x.clone().requires_grad_()
     kfuse_module = knn.LayerNorm(cols, device="cuda")
     torch_module = torch.nn.LayerNorm(cols, device="cuda")
@@ -83,13 +83,15 @@ def main():
             h = module(h)
         h.backward(dy)
 
+    stats = torch.stack([mean, rstd])
+    lean_fwd = fwd.lean_launcher(knn._ORDERS["layernorm_fwd"])
+    lean_bwd = bwd.lean_launcher(knn._ORDERS["layernorm_bwd"])
     cases = {
         "functional": lambda: kfuse.layer_norm_fwd(x, w, b),
         "norm_call": lambda: fwd(**fwd_tensors, eps=1e-5),
-        "launch_checked": lambda: fwd._launch_checked(
-            torch, fwd_tensors, {"eps": 1e-5}, rows, cols),
-        "bwd_launch_checked": lambda: bwd._launch_checked(
-            torch, bwd_tensors, {}, rows, cols),
+        "lean_launch": lambda: lean_fwd(rows, cols, x, w, b, y, stats, 1e-5),
+        "bwd_lean_launch": lambda: lean_bwd(rows, cols, dy, x, stats, w, dx,
+                                            dw, db),
         "module_fwd": lambda: kfuse_module(xg),
         "module_fwdbwd": lambda: kfuse_module(xg).backward(dy),
         "torch_functional": lambda: F.layer_norm(x, (cols,), w, b),
@@ -103,6 +105,7 @@ def main():
                           (25 if "chain25" in name else 1), 2)
               for name, fn in cases.items()}
     row = {"label": options.label, "KFUSE_PDL": os.environ.get("KFUSE_PDL"),
+           "KFUSE_LAUNCH_HOLDS_GIL": os.environ.get("KFUSE_LAUNCH_HOLDS_GIL"),
            "rows": rows, "cols": cols, "host_us_per_call": result,
            "commit": commit(REPO), "device": torch.cuda.get_device_name(0)}
     print(json.dumps(row), flush=True)

@@ -52,12 +52,22 @@ Per row, on one fresh model:
      host_ms: the host's time to queue a step; near iter_ms, the step is
      bound by the host (Python, launches) rather than by the GPU.
      peak_GiB: torch.cuda.max_memory_allocated over these steps, after a
-     reset.
+     reset. iter_times_ms / host_times_ms: every timed step's GPU time and
+     host time (the spread of a host-bound step lives there). host_probe:
+     what the host did meanwhile (HostProbe: Python's garbage collections
+     and their time, the process's CPU time and context switches over all
+     threads, its OS and Python threads, cgroup CPU throttling), per step.
   3. opt_ms: opt.step() alone on fixed random grads (seeded generator),
      each call between CUDA events and synchronized (bench/_measure.time_ms,
      3 warm-up calls), median, min, max over max(--iters, 10) calls;
      opt_back_to_back_ms: as many calls back to back between two events
      (each call's host work overlaps the previous call's kernels).
+
+Knobs for finding where a host-bound step's time goes (recorded in
+"config"; the defaults change nothing): --gc off disables Python's garbage
+collector during the curve and the timed steps (one gc.collect() before),
+--switch-interval S sets sys.setswitchinterval (CPython's GIL hand-over
+interval, 5 ms by default).
 
 Top level: speedup_stage4_kfuse_vs_torch (torch iter_ms / kfuse iter_ms),
 opt_ratio_stage2_torch_over_kfuse and its back-to-back twin,
@@ -75,12 +85,15 @@ rows ~140 ms a step, ~30 s each; the bf16 rows ~26 ms a step).
 
 import argparse
 import datetime
+import gc
 import json
 import math
 import os
 import pathlib
+import resource
 import statistics
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -226,6 +239,125 @@ def build(opt_kind, norm_kind, row):
     return model, opt
 
 
+def _cgroup_throttling():
+    """(periods throttled, microseconds throttled) of this cgroup's CPU
+    quota, or None where the file is absent (cgroup v2, then v1)."""
+    for path, key_us, scale in (("/sys/fs/cgroup/cpu.stat", "throttled_usec", 1),
+                                ("/sys/fs/cgroup/cpu/cpu.stat",
+                                 "throttled_time", 1e-3)):
+        try:
+            with open(path) as f:
+                fields = dict(line.split() for line in f if line.strip())
+        except (OSError, ValueError):
+            continue
+        return int(fields.get("nr_throttled", 0)), \
+            float(fields.get(key_us, 0)) * scale
+    return None
+
+
+def _thread_cpu_ticks():
+    """{thread id: (name, user + system clock ticks)} of this process's
+    threads, from /proc (empty where there is none)."""
+    ticks = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return ticks
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text[text.rindex(")") + 2:].split()
+        ticks[tid] = (name, int(fields[11]) + int(fields[12]))
+    return ticks
+
+
+class HostProbe:
+    """What the host did during a timed region, per step: Python's garbage
+    collections (by generation) and the time spent in them, the process's
+    CPU time and context switches (all threads), the threads that used CPU
+    (by name), its OS and Python threads, and cgroup CPU throttling. Cheap
+    enough to stay on: one gc callback, /proc read at the ends."""
+
+    def __enter__(self):
+        self.gc_counts = [0, 0, 0]
+        self.gc_ms = 0.0
+        self.gc_max_ms = 0.0
+        self._gc_start = None
+        gc.callbacks.append(self._on_gc)
+        self._usage = resource.getrusage(resource.RUSAGE_SELF)
+        self._throttling = _cgroup_throttling()
+        self._threads = _thread_cpu_ticks()
+        self._wall = time.perf_counter()
+        return self
+
+    def _on_gc(self, phase, info):
+        now = time.perf_counter()
+        if phase == "start":
+            self._gc_start = now
+        elif self._gc_start is not None:
+            took = (now - self._gc_start) * 1e3
+            self.gc_ms += took
+            self.gc_max_ms = max(self.gc_max_ms, took)
+            generation = info.get("generation", 0)
+            if 0 <= generation < len(self.gc_counts):
+                self.gc_counts[generation] += 1
+            self._gc_start = None
+
+    def __exit__(self, *exc):
+        wall = time.perf_counter() - self._wall
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        throttling = _cgroup_throttling()
+        threads = _thread_cpu_ticks()
+        gc.callbacks.remove(self._on_gc)
+        tick_ms = 1e3 / os.sysconf("SC_CLK_TCK")
+        busy = []
+        for tid, (name, ticks) in threads.items():
+            used = (ticks - self._threads.get(tid, (name, 0))[1]) * tick_ms
+            if used > 0:
+                busy.append((used, name, tid == str(threading.get_native_id())))
+        busy.sort(reverse=True)
+        self.busy_threads = [{"name": name, "cpu_ms": round(used, 1),
+                              "main": main}
+                             for used, name, main in busy[:6]]
+        self.wall_ms = wall * 1e3
+        self.cpu_ms = ((usage.ru_utime - self._usage.ru_utime) +
+                       (usage.ru_stime - self._usage.ru_stime)) * 1e3
+        self.voluntary_switches = usage.ru_nvcsw - self._usage.ru_nvcsw
+        self.involuntary_switches = usage.ru_nivcsw - self._usage.ru_nivcsw
+        self.throttled = None
+        if throttling is not None and self._throttling is not None:
+            self.throttled = {
+                "periods": throttling[0] - self._throttling[0],
+                "ms": round((throttling[1] - self._throttling[1]) / 1e3, 3)}
+        try:
+            self.os_threads = len(os.listdir("/proc/self/task"))
+        except OSError:
+            self.os_threads = None
+        self.python_threads = threading.active_count()
+        return False
+
+    def report(self, steps):
+        steps = max(steps, 1)
+        return {"steps": steps,
+                "gc_collections": self.gc_counts,
+                "gc_ms_per_step": round(self.gc_ms / steps, 4),
+                "gc_max_ms": round(self.gc_max_ms, 3),
+                "cpu_ms_per_step": round(self.cpu_ms / steps, 3),
+                "wall_ms_per_step": round(self.wall_ms / steps, 3),
+                "voluntary_switches_per_step":
+                    round(self.voluntary_switches / steps, 2),
+                "involuntary_switches_per_step":
+                    round(self.involuntary_switches / steps, 2),
+                "cgroup_throttled": self.throttled,
+                "os_threads": self.os_threads,
+                "python_threads": self.python_threads,
+                "busy_threads": self.busy_threads}
+
+
 def train_step(model, opt, x, y, amp):
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
         logits = model(x)
@@ -236,7 +368,7 @@ def train_step(model, opt, x, y, amp):
     return loss
 
 
-def loss_curve(model, opt, data, amp, steps, row):
+def loss_curve(model, opt, data, amp, steps, row, options):
     """`steps` steps from the init; the losses stay on the device until the
     end. Step 1 (plans, compiles) is timed apart."""
     if steps <= 0:
@@ -250,7 +382,8 @@ def loss_curve(model, opt, data, amp, steps, row):
     row["first_step_s"] = round(time.perf_counter() - begin, 3)
     begin = time.perf_counter()
     syncs = None
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, \
+            _gc_mode(options.gc), HostProbe() as probe:
         warnings.simplefilter("always")
         debug = hasattr(torch.cuda, "set_sync_debug_mode")
         if debug:
@@ -270,6 +403,7 @@ def loss_curve(model, opt, data, amp, steps, row):
         if other:
             row["warnings"] = other[:5]
     torch.cuda.synchronize()
+    row["curve_host_probe"] = probe.report(steps - 1)
     if steps > 1:
         row["curve_ms_per_step"] = round(
             (time.perf_counter() - begin) * 1e3 / (steps - 1), 2)
@@ -284,33 +418,61 @@ def loss_curve(model, opt, data, amp, steps, row):
         raise FloatingPointError("non-finite loss in the curve")
 
 
-def time_iterations(model, opt, data, amp, warmup, iters, row):
+def time_iterations(model, opt, data, amp, options, row):
     """Back-to-back steps, each between two CUDA events; one sync at the
     end. Peak memory over these steps."""
+    warmup, iters = options.warmup, options.iters
     for i in range(warmup):
         train_step(model, opt, *data[i % len(data)], amp)
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    host_begin = time.perf_counter()
-    for i in range(iters):
-        x, y = data[i % len(data)]
-        starts[i].record()
-        train_step(model, opt, x, y, amp)
-        ends[i].record()
-    # The host's time to queue the steps: near iter_ms, the step is bound
-    # by the host (Python, launches), not by the GPU.
-    host_ms = (time.perf_counter() - host_begin) * 1e3 / iters
-    ends[-1].synchronize()
+    marks = [0.0] * (iters + 1)
+    with _gc_mode(options.gc), HostProbe() as probe:
+        marks[0] = host_begin = time.perf_counter()
+        for i in range(iters):
+            x, y = data[i % len(data)]
+            starts[i].record()
+            train_step(model, opt, x, y, amp)
+            ends[i].record()
+            marks[i + 1] = time.perf_counter()
+        # The host's time to queue the steps: near iter_ms, the step is
+        # bound by the host (Python, launches), not by the GPU.
+        host_ms = (time.perf_counter() - host_begin) * 1e3 / iters
+        ends[-1].synchronize()
     times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    host_times = [(b - a) * 1e3 for a, b in zip(marks, marks[1:])]
     row.update(iter_ms=round(statistics.median(times), 3),
                iter_min_ms=round(min(times), 3),
                iter_max_ms=round(max(times), 3),
                iter_mean_ms=round(starts[0].elapsed_time(ends[-1]) / iters, 3),
                host_ms=round(host_ms, 3),
                iters=iters, warmup=warmup,
-               peak_GiB=round(torch.cuda.max_memory_allocated() / 2**30, 3))
+               peak_GiB=round(torch.cuda.max_memory_allocated() / 2**30, 3),
+               iter_times_ms=[round(t, 3) for t in times],
+               host_times_ms=[round(t, 3) for t in host_times],
+               host_probe=probe.report(iters))
+
+
+class _gc_mode:
+    """--gc off: Python's collector disabled inside (after one collection),
+    restored on exit; --gc on: nothing."""
+
+    def __init__(self, mode):
+        self.mode = mode
+
+    def __enter__(self):
+        self.was_enabled = gc.isenabled()
+        if self.mode == "off":
+            gc.collect()
+            gc.disable()
+        return self
+
+    def __exit__(self, *exc):
+        if self.was_enabled:
+            gc.enable()
+        return False
 
 
 def time_optimizer(model, opt, repeats, row):
@@ -345,8 +507,8 @@ def run_row(spec, data, options, row):
     begin = time.perf_counter()
     model, opt = build(opt_kind, norm_kind, row)
     row["build_s"] = round(time.perf_counter() - begin, 2)
-    loss_curve(model, opt, data, amp, options.steps, row)
-    time_iterations(model, opt, data, amp, options.warmup, options.iters, row)
+    loss_curve(model, opt, data, amp, options.steps, row, options)
+    time_iterations(model, opt, data, amp, options, row)
     time_optimizer(model, opt, max(options.iters, 10), row)
 
 
@@ -461,7 +623,17 @@ def main():
                         help="steps before the timed ones (default 3)")
     parser.add_argument("--stages", nargs="*", default=[],
                         help="rows to run: 1 2 3 4, or 2.kfuse 4.torch ...")
+    parser.add_argument("--gc", choices=("on", "off"), default="on",
+                        help="Python's garbage collector during the curve "
+                             "and the timed steps (default on)")
+    parser.add_argument("--switch-interval", type=float, default=None,
+                        help="sys.setswitchinterval in seconds (CPython's "
+                             "default is 0.005)")
     options = parser.parse_args()
+    if options.switch_interval is not None:
+        if options.switch_interval <= 0:
+            parser.error("--switch-interval must be positive")
+        sys.setswitchinterval(options.switch_interval)
     if options.iters < 1:
         parser.error("--iters must be at least 1")
     specs = selected(options.stages)
@@ -494,6 +666,8 @@ def main():
                     f"{DATA_SEED} on the GPU",
             "steps": options.steps, "iters": options.iters,
             "warmup": options.warmup,
+            "gc": options.gc,
+            "switch_interval_s": sys.getswitchinterval(),
             "opt_grads": f"torch.randn, generator seed {OPT_GRAD_SEED}"},
         "omitted": OMITTED, "results": [], "errors": []}
     try:
@@ -540,6 +714,20 @@ def main():
                   f"{row.get('loss', float('nan')):.4f} syncs "
                   f"{row.get('host_syncs')} first step "
                   f"{row.get('first_step_s')} s ({row['wall_s']} s)",
+                  flush=True)
+            probe = row["host_probe"]
+            print(f"  host: gc {probe['gc_collections']} "
+                  f"{probe['gc_ms_per_step']:.3f} ms/step (max "
+                  f"{probe['gc_max_ms']:.2f}), cpu "
+                  f"{probe['cpu_ms_per_step']:.2f} ms/step, switches "
+                  f"{probe['voluntary_switches_per_step']}/"
+                  f"{probe['involuntary_switches_per_step']} per step, "
+                  f"threads {probe['os_threads']} (python "
+                  f"{probe['python_threads']}), busy "
+                  f"{[(t['name'], t['cpu_ms']) for t in probe['busy_threads']]}"
+                  f", throttled "
+                  f"{probe['cgroup_throttled']}; steps ms "
+                  f"{sorted(row['iter_times_ms'])[::max(1, len(row['iter_times_ms']) // 8)]}",
                   flush=True)
         summarize(data)
         write(out, data)

@@ -25,13 +25,14 @@ PyTorch is imported only when a norm is called.
 import ctypes
 import os
 import pathlib
+import struct
 import threading
 from collections import namedtuple
 
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib
 from ._capi import F32, BF16, F16, NORM_ROLE_NAMES, SHAPE_NAMES
 from ._capi import ArgStruct, KfuseError, NormArgDescStruct
-from ._capi import check_norm, norm_lib
+from ._capi import check_norm, norm_lib, OK
 
 __all__ = ["Norm", "NormArgInfo", "norm_library_dir", "library_norm",
            "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
@@ -77,11 +78,46 @@ def _current_stream(torch):
     return ctypes.c_void_p(getattr(stream, "cuda_stream", stream) or None)
 
 
+def _current_stream_function(torch):
+    """A function of no arguments returning the current device's current
+    CUDA stream as an int (0 for the default stream)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    device = getattr(torch._C, "_cuda_getDevice", None)
+    if raw is not None and device is not None:
+        return lambda: raw(device())
+    return lambda: _current_stream(torch).value or 0
+
+
 def _stream_handle(torch, stream, device):
     if stream is None:
         stream = torch.cuda.current_stream(device)
     raw = stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
     return ctypes.c_void_p(raw or None)
+
+
+# One kfuse_arg as struct lays it out (runtime/kfuse.h: data, numel, dtype,
+# value; 32 bytes on x86-64 and AArch64 alike).
+_ARG_LAYOUT = "Qqi4xd"
+_ARG_FIELDS = 4
+
+# kfuse_norm_launch with its argument array passed as bytes: one struct.pack
+# instead of a ctypes array filled field by field.
+_packed_launch = None
+
+
+def _packed_launch_function():
+    global _packed_launch
+    if _packed_launch is None:
+        # KFUSE_LAUNCH_HOLDS_GIL=1 keeps the GIL through the launch (as
+        # torch's own launches do) instead of handing it to another thread
+        # for the microseconds the driver takes; for measuring host-bound
+        # steps. A launch that compiles first holds it through the compile.
+        holds = os.environ.get("KFUSE_LAUNCH_HOLDS_GIL", "0") not in ("", "0")
+        prototype = (ctypes.PYFUNCTYPE if holds else ctypes.CFUNCTYPE)(
+            ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+            ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+        _packed_launch = prototype(("kfuse_norm_launch", norm_lib()))
+    return _packed_launch
 
 
 class Norm:
@@ -200,26 +236,76 @@ class Norm:
                 value = value.item()
             args[index].value = float(value)
 
-    def _launch_checked(self, torch, values, hypers, rows, cols):
-        """A launch on the current device's current stream for a caller that
-        has checked `values` itself (kfuse.torch.nn): every tensor argument,
-        by name, a non-empty contiguous tensor of a supported dtype on the
-        current CUDA device; `hypers` by name, the IR's defaults otherwise.
-        Skips __call__'s per-tensor checks, which cost a few microseconds a
-        tensor, several times a small norm's GPU time; the C API still
-        checks sizes and dtypes."""
+    def lean_launcher(self, order):
+        """launch(rows, cols, *values): a launch on the current device's
+        current stream for a caller that checks its arguments itself
+        (kfuse.torch.nn), with `values` in the order of `order`.
+
+        `order` names every argument of the norm once. A name takes a
+        tensor, or a number for a hyperparameter; a tuple of k names takes
+        one contiguous tensor of k equal parts, part i feeding name i (the
+        row statistics in one allocation). Every tensor must be non-empty,
+        contiguous, of a supported dtype and on the current CUDA device;
+        behind this stand only the C API's size and dtype checks. Costs one
+        struct.pack a call instead of __call__'s per-tensor checks.
+        """
+        import torch
+
+        position = {name: i for i, name in enumerate(self._names)}
+        roles = {a.name: a.role for a in self.args}
+        named = [n for item in order
+                 for n in (item if isinstance(item, tuple) else (item,))]
+        unknown = [n for n in named if n not in position]
+        if unknown or sorted(named) != sorted(self._names):
+            raise _invalid(
+                "a lean launcher names every argument once; got " +
+                ", ".join(map(repr, named)) + " for " +
+                ", ".join(map(repr, self._names)))
+        tensor, hyper, parts = 0, 1, 2
+        steps = []
+        for item in order:
+            if isinstance(item, tuple):
+                steps.append((parts, [position[n] * _ARG_FIELDS
+                                      for n in item]))
+            elif roles[item] == "hyper":
+                steps.append((hyper, position[item] * _ARG_FIELDS + 3))
+            else:
+                steps.append((tensor, position[item] * _ARG_FIELDS))
+        count = len(self.args)
+        layout = struct.Struct("<" + _ARG_LAYOUT * count)
+        if layout.size != ctypes.sizeof(ArgStruct) * count:
+            raise KfuseError("kfuse_arg is not laid out as "
+                             f"{_ARG_LAYOUT!r} on this platform", "INTERNAL")
+        pack = layout.pack
+        blank = [0, 0, F32, 0.0] * count
         codes = _torch_dtype_codes(torch)
-        args = (ArgStruct * len(self.args))()
-        for index, name, _ in self._tensor_slots:
-            value = values[name]
-            arg = args[index]
-            arg.data = value.data_ptr()
-            arg.numel = value.numel()
-            arg.dtype = codes[value.dtype]
-        self._fill_hypers(torch, args, hypers)
-        check_norm(norm_lib().kfuse_norm_launch(
-            self._handle, args, len(self.args), rows, cols,
-            _current_stream(torch)))
+        function = _packed_launch_function()
+        handle = self._handle
+        current_stream = _current_stream_function(torch)
+
+        def launch(rows, cols, *values):
+            fields = blank.copy()
+            for (kind, at), value in zip(steps, values):
+                if kind is tensor:
+                    fields[at] = value.data_ptr()
+                    fields[at + 1] = value.numel()
+                    fields[at + 2] = codes[value.dtype]
+                elif kind is hyper:
+                    fields[at] = value
+                else:
+                    pointer, code = value.data_ptr(), codes[value.dtype]
+                    numel = value.numel() // len(at)
+                    stride = numel * value.element_size()
+                    for part, base in enumerate(at):
+                        fields[base] = pointer + part * stride
+                        fields[base + 1] = numel
+                        fields[base + 2] = code
+            status = function(handle, pack(*fields), count, rows, cols,
+                              current_stream())
+            if status != OK:
+                check_norm(status)
+
+        return launch
 
     def compile(self, **values):
         """Compiles what a call with these arguments would run, without

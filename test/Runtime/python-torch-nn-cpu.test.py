@@ -2,6 +2,7 @@
 
 import torch
 
+import kfuse
 import kfuse.torch.nn as knn
 
 # On the CPU, _kfuse_takes sends every input to torch's own functions. For
@@ -11,11 +12,22 @@ real_takes = knn._kfuse_takes
 launched = []
 
 
-def fake_kernels(name, rows, cols, eps=None, **t):
+def fake_kernels(name, rows, cols, *values):
     launched.append(name)
-    for key, value in t.items():
-        assert value.is_contiguous(), (name, key)
-        assert value.numel() in (rows * cols, rows, cols), (name, key)
+    t, eps = {}, None
+    order = knn._ORDERS[name]
+    assert len(values) == len(order), (name, len(values))
+    for item, value in zip(order, values):
+        if isinstance(item, tuple):  # one tensor of equal parts
+            assert value.is_contiguous(), (name, item)
+            assert tuple(value.shape) == (len(item), rows), (name, item)
+            t.update(zip(item, value.unbind(0)))
+        elif item == "eps":
+            eps = value
+        else:
+            assert value.is_contiguous(), (name, item)
+            assert value.numel() in (rows * cols, rows, cols), (name, item)
+            t[item] = value
     with torch.no_grad():
         compute(name, rows, cols, eps, t)
 
@@ -164,3 +176,26 @@ for label, call in [
         print(f"{label}: no error")
     except ValueError as error:
         print(f"{label}: ValueError {error}")
+
+# The lean launcher the modules use, through the real C API: sizes and
+# dtypes are checked there before the driver is asked for (none here).
+import kfuse._norm as knorm  # noqa: E402
+
+knorm._current_stream_function = lambda torch_module: (lambda: 0)
+forward = knorm.library_norm("layernorm_fwd")
+try:
+    forward.lean_launcher(("x", "weight", "bias", "y", "eps"))
+except kfuse.KfuseError as error:
+    print("lean launcher, names missing:", error.status, error)
+launch = forward.lean_launcher(knn._ORDERS["layernorm_fwd"])
+rows, cols = 5, 64
+x, w, b = torch.randn(rows, cols), torch.ones(cols), torch.zeros(cols)
+y = torch.empty(rows, cols, dtype=torch.bfloat16)
+for label, stats, bias in [("sizes right", torch.empty(2, rows), b),
+                           ("stats short", torch.empty(2, rows - 1), b),
+                           ("bias short", torch.empty(2, rows), b[:-1])]:
+    try:
+        launch(rows, cols, x, w, bias, y, stats, 1e-5)
+        print(f"lean launch, {label}: launched")
+    except kfuse.KfuseError as error:
+        print(f"lean launch, {label}: {error.status} {error}")

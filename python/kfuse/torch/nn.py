@@ -187,46 +187,66 @@ def _grad_like(t, cols, device):
 _current_device = getattr(torch._C, "_cuda_getDevice", None) or \
     torch.cuda.current_device
 
+# Each library norm's arguments in the order these functions pass them; a
+# tuple is one tensor of that many equal parts (mean and rstd in one
+# allocation).
+_ORDERS = {
+    "layernorm_fwd": ("x", "weight", "bias", "y", ("mean", "rstd"), "eps"),
+    "layernorm_bwd": ("dy", "x", ("mean", "rstd"), "weight", "dx", "dweight",
+                      "dbias"),
+    "rmsnorm_fwd": ("x", "weight", "y", "rstd", "eps"),
+    "rmsnorm_bwd": ("dy", "x", "rstd", "weight", "dx", "dweight"),
+}
+_launchers = {}
 
-def _run(name, rows, cols, eps=None, **tensors):
-    """Launches library norm `name` on tensors these functions checked
-    (CUDA, supported dtypes, contiguous, non-empty; full ones of any shape
-    with rows * cols elements): the lean path where they are on the current
-    device, Norm's checked call, on (rows, cols) views, otherwise."""
-    norm = library_norm(name)
-    hypers = {} if eps is None else {"eps": eps}
-    if tensors["x"].get_device() == _current_device():
-        norm._launch_checked(torch, tensors, hypers, rows, cols)
+
+def _run(name, rows, cols, *values):
+    """Launches library norm `name` on `values` (in _ORDERS[name]'s order),
+    which these functions checked (CUDA, supported dtypes, contiguous,
+    non-empty; full ones of any shape with rows * cols elements): the lean
+    launcher where they are on the current device, Norm's checked call, on
+    (rows, cols) views, otherwise."""
+    launch = _launchers.get(name)
+    if launch is None:
+        launch = _launchers[name] = library_norm(name).lean_launcher(
+            _ORDERS[name])
+    if values[0].get_device() == _current_device():
+        launch(rows, cols, *values)
         return
-    for arg in norm.args:
-        if arg.shape == "full":
-            tensors[arg.name] = tensors[arg.name].view(rows, cols)
-    norm(**tensors, **hypers)
+    norm = library_norm(name)
+    shapes = {arg.name: arg.shape for arg in norm.args}
+    named = {}
+    for item, value in zip(_ORDERS[name], values):
+        if isinstance(item, tuple):
+            named.update(zip(item, value.view(len(item), -1).unbind(0)))
+        elif shapes[item] == "full":
+            named[item] = value.view(rows, cols)
+        else:
+            named[item] = value
+    norm(**named)
 
 
 def _layer_norm_forward(x, weight, bias, cols, eps, out_dtype):
-    """y (x's shape, out_dtype) and the contiguous x, mean and rstd that the
-    backward reads."""
+    """y (x's shape, out_dtype) and the contiguous x and row statistics
+    (mean and rstd, float32, one (2, rows) tensor) that the backward
+    reads."""
     x = _contiguous(x)
     rows = x.numel() // cols
-    device = x.device
-    y = torch.empty(x.shape, device=device, dtype=out_dtype)
-    mean, rstd = torch.empty(2, rows, device=device,
-                             dtype=torch.float32).unbind(0)
-    _run("layernorm_fwd", rows, cols, eps, x=x,
-         weight=_column_or(weight, cols, device, 1),
-         bias=_column_or(bias, cols, device, 0), y=y, mean=mean, rstd=rstd)
-    return y, x, mean, rstd
+    y = x.new_empty(x.shape, dtype=out_dtype)
+    stats = x.new_empty((2, rows), dtype=torch.float32)
+    _run("layernorm_fwd", rows, cols, x,
+         _column_or(weight, cols, x.device, 1),
+         _column_or(bias, cols, x.device, 0), y, stats, eps)
+    return y, x, stats
 
 
 def _rms_norm_forward(x, weight, cols, eps, out_dtype):
     x = _contiguous(x)
     rows = x.numel() // cols
-    device = x.device
-    y = torch.empty(x.shape, device=device, dtype=out_dtype)
-    rstd = torch.empty(rows, device=device, dtype=torch.float32)
-    _run("rmsnorm_fwd", rows, cols, eps, x=x,
-         weight=_column_or(weight, cols, device, 1), y=y, rstd=rstd)
+    y = x.new_empty(x.shape, dtype=out_dtype)
+    rstd = x.new_empty(rows, dtype=torch.float32)
+    _run("rmsnorm_fwd", rows, cols, x, _column_or(weight, cols, x.device, 1),
+         y, rstd, eps)
     return y, x, rstd
 
 
@@ -236,25 +256,24 @@ class _LayerNormFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, cols, eps, out_dtype):
-        y, x, mean, rstd = _layer_norm_forward(x, weight, bias, cols, eps,
-                                               out_dtype)
-        ctx.save_for_backward(x, mean, rstd, weight, bias)
+        y, x, stats = _layer_norm_forward(x, weight, bias, cols, eps,
+                                          out_dtype)
+        ctx.save_for_backward(x, stats, weight, bias)
         ctx.cols = cols
         return y
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dy):
-        x, mean, rstd, weight, bias = ctx.saved_tensors
+        x, stats, weight, bias = ctx.saved_tensors
         cols = ctx.cols
         rows = x.numel() // cols
         device = x.device
         dx = torch.empty_like(x)
         dweight = _grad_like(weight, cols, device)
         dbias = _grad_like(bias, cols, device)
-        _run("layernorm_bwd", rows, cols, dy=_contiguous(dy), x=x, mean=mean,
-             rstd=rstd, weight=_column_or(weight, cols, device, 1), dx=dx,
-             dweight=dweight, dbias=dbias)
+        _run("layernorm_bwd", rows, cols, _contiguous(dy), x, stats,
+             _column_or(weight, cols, device, 1), dx, dweight, dbias)
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         return (dx if need_x else None, dweight if need_w else None,
                 dbias if need_b else None, None, None, None)
@@ -280,9 +299,8 @@ class _RMSNormFunction(torch.autograd.Function):
         device = x.device
         dx = torch.empty_like(x)
         dweight = _grad_like(weight, cols, device)
-        _run("rmsnorm_bwd", rows, cols, dy=_contiguous(dy), x=x, rstd=rstd,
-             weight=_column_or(weight, cols, device, 1), dx=dx,
-             dweight=dweight)
+        _run("rmsnorm_bwd", rows, cols, _contiguous(dy), x, rstd,
+             _column_or(weight, cols, device, 1), dx, dweight)
         need_x, need_w = ctx.needs_input_grad[:2]
         return (dx if need_x else None, dweight if need_w else None, None,
                 None, None)
