@@ -383,7 +383,7 @@ def loss_curve(model, opt, data, amp, steps, row, options):
     begin = time.perf_counter()
     syncs = None
     with warnings.catch_warnings(record=True) as caught, \
-            _gc_mode(options.gc), HostProbe() as probe:
+            _GcMode(options.gc), HostProbe() as probe:
         warnings.simplefilter("always")
         debug = hasattr(torch.cuda, "set_sync_debug_mode")
         if debug:
@@ -429,7 +429,7 @@ def time_iterations(model, opt, data, amp, options, row):
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     marks = [0.0] * (iters + 1)
-    with _gc_mode(options.gc), HostProbe() as probe:
+    with _GcMode(options.gc), HostProbe() as probe:
         marks[0] = host_begin = time.perf_counter()
         for i in range(iters):
             x, y = data[i % len(data)]
@@ -455,7 +455,7 @@ def time_iterations(model, opt, data, amp, options, row):
                host_probe=probe.report(iters))
 
 
-class _gc_mode:
+class _GcMode:
     """--gc off: Python's collector disabled inside (after one collection),
     restored on exit; --gc on: nothing."""
 
