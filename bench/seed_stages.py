@@ -333,10 +333,7 @@ class HostProbe:
             self.throttled = {
                 "periods": throttling[0] - self._throttling[0],
                 "ms": round((throttling[1] - self._throttling[1]) / 1e3, 3)}
-        try:
-            self.os_threads = len(os.listdir("/proc/self/task"))
-        except OSError:
-            self.os_threads = None
+        self.os_threads = len(threads) or None
         self.python_threads = threading.active_count()
         return False
 
@@ -430,19 +427,19 @@ def time_iterations(model, opt, data, amp, options, row):
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     marks = [0.0] * (iters + 1)
     with _GcMode(options.gc), HostProbe() as probe:
-        marks[0] = host_begin = time.perf_counter()
+        marks[0] = time.perf_counter()
         for i in range(iters):
             x, y = data[i % len(data)]
             starts[i].record()
             train_step(model, opt, x, y, amp)
             ends[i].record()
             marks[i + 1] = time.perf_counter()
-        # The host's time to queue the steps: near iter_ms, the step is
-        # bound by the host (Python, launches), not by the GPU.
-        host_ms = (time.perf_counter() - host_begin) * 1e3 / iters
         ends[-1].synchronize()
     times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
     host_times = [(b - a) * 1e3 for a, b in zip(marks, marks[1:])]
+    # The host's time to queue a step: near iter_ms, the step is bound by
+    # the host (Python, launches), not by the GPU.
+    host_ms = (marks[-1] - marks[0]) * 1e3 / iters
     row.update(iter_ms=round(statistics.median(times), 3),
                iter_min_ms=round(min(times), 3),
                iter_max_ms=round(max(times), 3),

@@ -68,24 +68,25 @@ def _torch_dtype_codes(torch):
     return _TORCH_DTYPE_CODES
 
 
-def _current_stream(torch):
-    """The current device's current CUDA stream as a raw handle."""
-    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream",
-                  None)
-    if raw is not None:  # an int, without making a Stream object
-        return ctypes.c_void_p(raw(torch.cuda.current_device()) or None)
-    stream = torch.cuda.current_stream()
-    return ctypes.c_void_p(getattr(stream, "cuda_stream", stream) or None)
-
-
 def _current_stream_function(torch):
     """A function of no arguments returning the current device's current
     CUDA stream as an int (0 for the default stream)."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    device = getattr(torch._C, "_cuda_getDevice", None)
+    internals = getattr(torch, "_C", None)  # absent from stand-ins of torch
+    raw = getattr(internals, "_cuda_getCurrentRawStream", None)
+    device = getattr(internals, "_cuda_getDevice", None)
     if raw is not None and device is not None:
+        # An int, without making a Stream object.
         return lambda: raw(device())
-    return lambda: _current_stream(torch).value or 0
+
+    def from_stream_object():
+        stream = torch.cuda.current_stream()
+        return getattr(stream, "cuda_stream", stream) or 0
+    return from_stream_object
+
+
+def _current_stream(torch):
+    """The current device's current CUDA stream as a raw handle."""
+    return ctypes.c_void_p(_current_stream_function(torch)() or None)
 
 
 def _stream_handle(torch, stream, device):

@@ -232,11 +232,11 @@ def _layer_norm_forward(x, weight, bias, cols, eps, out_dtype):
     reads."""
     x = _contiguous(x)
     rows = x.numel() // cols
+    device = x.device
     y = x.new_empty(x.shape, dtype=out_dtype)
     stats = x.new_empty((2, rows), dtype=torch.float32)
-    _run("layernorm_fwd", rows, cols, x,
-         _column_or(weight, cols, x.device, 1),
-         _column_or(bias, cols, x.device, 0), y, stats, eps)
+    _run("layernorm_fwd", rows, cols, x, _column_or(weight, cols, device, 1),
+         _column_or(bias, cols, device, 0), y, stats, eps)
     return y, x, stats
 
 
