@@ -62,6 +62,18 @@ Per row, on one fresh model:
      3 warm-up calls), median, min, max over max(--iters, 10) calls;
      opt_back_to_back_ms: as many calls back to back between two events
      (each call's host work overlaps the previous call's kernels).
+     step_cost_in_iter_ms (bf16 rows): what the step costs the training
+     iteration: STEP_COST_ROUNDS rounds, each a block of --iters steps with
+     opt.step() and a block without (forward, backward, zero_grad), every
+     step between CUDA events; the median with minus the median without
+     (iter_with_step_ms, iter_without_step_ms). Paired in one model and
+     interleaved, so drift between rows does not enter.
+     opt_gpu_ms: the GPU's time alone per call (time_ms fed: a spin
+     kernel queued first hides the host's launch time). opt_copy_floor_ms:
+     a device copy moving the step's bytes (opt_traffic_bytes: params read
+     and written, grads read, states read and written), timed alike in the
+     same run: the floor for any kernel moving those bytes; opt_pct_of_copy
+     = floor / opt_gpu_ms.
 
 Knobs for finding where a host-bound step's time goes (recorded in
 "config"; the defaults change nothing): --gc off disables Python's garbage
@@ -71,6 +83,11 @@ interval, 5 ms by default).
 
 Top level: speedup_stage4_kfuse_vs_torch (torch iter_ms / kfuse iter_ms),
 opt_ratio_stage2_torch_over_kfuse and its back-to-back twin,
+opt_gpu_ratio_stage{2,4}_torch_over_kfuse (GPU time alone) and
+opt_ceiling_ratio_stage{2,4}_torch_over_copy (torch's GPU time over the copy
+floor: the largest ratio any kernel moving the same bytes could reach),
+step_cost_in_iter_ratio_stage4_torch_over_kfuse (the step's cost inside the
+training iteration, torch's over kfuse's),
 speedup_vs_stage1 per row, loss_diff_* (max |a - b| and max |a - b| / |b|
 over the two curves; the stage1 vs torch stage2 pair is two torch fp32
 AdamWs and the stage 4 torch_foreach vs torch pair two torch bf16 runs: the
@@ -452,6 +469,46 @@ def time_iterations(model, opt, data, amp, options, row):
                host_probe=probe.report(iters))
 
 
+STEP_COST_ROUNDS = 4
+
+
+def time_step_cost(model, opt, data, options, row):
+    """The step's cost inside the bf16 training iteration: blocks of steps
+    with and without opt.step(), interleaved; medians of per-step event
+    times."""
+    def without_step(x, y):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(x)
+            loss = F.cross_entropy(logits.view(-1, VOCAB).float(),
+                                   y.view(-1))
+        loss.backward()
+        opt.zero_grad(set_to_none=True)
+
+    def with_step(x, y):
+        train_step(model, opt, x, y, True)
+
+    times = {with_step: [], without_step: []}
+    with _GcMode(options.gc):
+        for _ in range(STEP_COST_ROUNDS):
+            for fn in (with_step, without_step):
+                fn(*data[0])  # the block's first step is not timed
+                events = []
+                for i in range(options.iters):
+                    start = torch.cuda.Event(enable_timing=True)
+                    end = torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    fn(*data[i % len(data)])
+                    end.record()
+                    events.append((start, end))
+                events[-1][1].synchronize()
+                times[fn].extend(s.elapsed_time(e) for s, e in events)
+    with_ms = statistics.median(times[with_step])
+    without_ms = statistics.median(times[without_step])
+    row.update(iter_with_step_ms=round(with_ms, 3),
+               iter_without_step_ms=round(without_ms, 3),
+               step_cost_in_iter_ms=round(with_ms - without_ms, 3))
+
+
 class _GcMode:
     """--gc off: Python's collector disabled inside (after one collection),
     restored on exit; --gc on: nothing."""
@@ -490,13 +547,52 @@ def time_optimizer(model, opt, repeats, row):
         opt.step()
     end.record()
     end.synchronize()
+    # The step's GPU time alone (a spin kernel hides the first launch's host
+    # time), and the same bytes moved by a device copy in this run: no
+    # kernel that reads and writes what the step does can beat the copy.
+    gpu = time_ms(opt.step, 3, repeats, fed=True)
+    traffic = step_traffic_bytes(model, opt)
+    copy = copy_ceiling(traffic, repeats)
     row.update(opt_ms=round(timing["ms"], 4),
                opt_min_ms=round(timing["min_ms"], 4),
                opt_max_ms=round(timing["max_ms"], 4),
                opt_repeats=timing["repeats"],
                opt_back_to_back_ms=round(start.elapsed_time(end) / repeats,
-                                         4))
+                                         4),
+               opt_gpu_ms=round(gpu["ms"], 4),
+               opt_traffic_bytes=traffic,
+               opt_copy_floor_ms=round(copy["ms"], 4),
+               opt_GBps=round(traffic / gpu["ms"] / 1e6, 1),
+               opt_pct_of_copy=round(100 * copy["ms"] / gpu["ms"], 1))
     opt.zero_grad(set_to_none=True)
+
+
+def step_traffic_bytes(model, opt):
+    """The bytes an AdamW-like step must move: each param read and written,
+    its grad read, each of its state tensors (exp_avg, exp_avg_sq: the
+    param's shape) read and written."""
+    total = 0
+    for p in model.parameters():
+        if p.grad is None:
+            continue
+        total += p.numel() * (2 * p.element_size() + p.grad.element_size())
+        for value in opt.state.get(p, {}).values():
+            if torch.is_tensor(value) and value.numel() == p.numel():
+                total += 2 * value.numel() * value.element_size()
+    return total
+
+
+def copy_ceiling(traffic, repeats):
+    """A device-to-device copy of traffic / 2 bytes (so traffic bytes read
+    plus written), timed like the step's GPU time: the floor for any kernel
+    moving the step's bytes on this GPU."""
+    numel = traffic // 8
+    src = torch.rand(numel, device="cuda")
+    dst = torch.empty_like(src)
+    try:
+        return time_ms(lambda: dst.copy_(src), 3, repeats, fed=True)
+    finally:
+        del src, dst
 
 
 def run_row(spec, data, options, row):
@@ -506,6 +602,8 @@ def run_row(spec, data, options, row):
     row["build_s"] = round(time.perf_counter() - begin, 2)
     loss_curve(model, opt, data, amp, options.steps, row, options)
     time_iterations(model, opt, data, amp, options, row)
+    if amp:
+        time_step_cost(model, opt, data, options, row)
     time_optimizer(model, opt, max(options.iters, 10), row)
 
 
@@ -553,6 +651,19 @@ def summarize(data):
     data["opt_back_to_back_ratio_stage2_torch_over_kfuse"] = ratio(
         get(2, "torch", "opt_back_to_back_ms"),
         get(2, "kfuse", "opt_back_to_back_ms"))
+    data["step_cost_in_iter_ratio_stage4_torch_over_kfuse"] = ratio(
+        get(4, "torch", "step_cost_in_iter_ms"),
+        get(4, "kfuse", "step_cost_in_iter_ms"))
+    # GPU time alone, and the most any kernel moving the step's bytes could
+    # gain on torch's fused step in this run (torch's GPU time over the
+    # copy of the same bytes).
+    for stage in (2, 4):
+        data[f"opt_gpu_ratio_stage{stage}_torch_over_kfuse"] = ratio(
+            get(stage, "torch", "opt_gpu_ms"),
+            get(stage, "kfuse", "opt_gpu_ms"))
+        data[f"opt_ceiling_ratio_stage{stage}_torch_over_copy"] = ratio(
+            get(stage, "torch", "opt_gpu_ms"),
+            get(stage, "torch", "opt_copy_floor_ms"))
     base = get(1, "kfuse", "iter_ms")
     data["speedup_vs_stage1"] = {
         f"{r['case']} {r['impl']}": ratio(base, r.get("iter_ms"))
@@ -578,6 +689,12 @@ def summarize(data):
             else round(k - t, 3),
             "kfuse_over_torch": ratio(k, t)}
     data["peak_GiB_compare"] = compare
+
+
+def _ms(row, key):
+    """row[key] as milliseconds for the log, "-" where the row has none."""
+    value = row.get(key)
+    return "-" if value is None else f"{value:.3f}"
 
 
 def write(path, data):
@@ -705,8 +822,12 @@ def main():
             print(f"{row['case']} {impl}: iter {row['iter_ms']:.2f} ms "
                   f"[{row['iter_min_ms']:.2f}, {row['iter_max_ms']:.2f}] "
                   f"host {row['host_ms']:.2f} ms "
-                  f"opt {row['opt_ms']:.3f} ms (back to back "
-                  f"{row['opt_back_to_back_ms']:.3f}) peak {row['peak_GiB']:.2f} "
+                  f"opt {_ms(row, 'opt_ms')} ms (back to back "
+                  f"{_ms(row, 'opt_back_to_back_ms')}, GPU "
+                  f"{_ms(row, 'opt_gpu_ms')} = {row.get('opt_pct_of_copy')}% "
+                  f"of a copy's {_ms(row, 'opt_copy_floor_ms')}; in the "
+                  f"iteration {_ms(row, 'step_cost_in_iter_ms')}) peak "
+                  f"{row['peak_GiB']:.2f} "
                   f"GiB loss@{row.get('loss_steps', 0)} "
                   f"{row.get('loss', float('nan')):.4f} syncs "
                   f"{row.get('host_syncs')} first step "
@@ -740,12 +861,17 @@ def main():
             continue
         x = data["speedup_vs_stage1"].get(f"{r['case']} {r['impl']}")
         print(f"{r['case']:12s} {r['impl']:13s} {r['iter_ms']:8.2f} "
-              f"{r['opt_ms']:8.3f} {r['peak_GiB']:8.2f} "
+              f"{_ms(r, 'opt_ms'):>8s} {r['peak_GiB']:8.2f} "
               f"{r.get('loss', float('nan')):8.4f} "
               f"{x if x is not None else float('nan'):8.2f}")
     for key in ("speedup_stage4_kfuse_vs_torch",
                 "opt_ratio_stage2_torch_over_kfuse",
-                "opt_back_to_back_ratio_stage2_torch_over_kfuse"):
+                "opt_back_to_back_ratio_stage2_torch_over_kfuse",
+                "opt_gpu_ratio_stage2_torch_over_kfuse",
+                "opt_ceiling_ratio_stage2_torch_over_copy",
+                "opt_gpu_ratio_stage4_torch_over_kfuse",
+                "opt_ceiling_ratio_stage4_torch_over_copy",
+                "step_cost_in_iter_ratio_stage4_torch_over_kfuse"):
         print(f"{key}: {data[key]}")
     for key in ("loss_diff_stage2_kfuse_vs_torch",
                 "loss_diff_stage4_kfuse_vs_torch",
