@@ -65,10 +65,14 @@ print(f"AdamW group: {variant.name} {variant.plan_hypers(group)} keys "
 print("Adam group:", S.ADAM.variant(S.ADAM.group_defaults({})).name +
       "; decoupled:", S.ADAM.variant(S.ADAM.group_defaults(
           {"decoupled_weight_decay": True})).name)
-show("AdamW amsgrad", lambda: S.ADAMW.check_supported(
-    S.ADAMW.group_defaults({"amsgrad": True})))
-show("AdamW maximize", lambda: S.ADAMW.check_supported(
-    S.ADAMW.group_defaults({"maximize": True})))
+group = S.ADAMW.group_defaults({"amsgrad": True})
+S.ADAMW.check_supported(group)
+print("AdamW amsgrad:", S.ADAMW.variant(group).name, "keys",
+      S.ADAMW.variant(group).state_keys, "; Adam:",
+      S.ADAM.variant(S.ADAM.group_defaults({"amsgrad": True})).name)
+for spec in (S.ADAMW, S.SGD):
+    spec.check_supported(spec.group_defaults({"maximize": True}))
+print("maximize: supported by AdamW and SGD")
 show("Adam differentiable", lambda: S.ADAM.check_supported(
     S.ADAM.group_defaults({"differentiable": True})))
 show("Adam bad beta", lambda: S.check_adam_args(1e-3, (0.9, 1.0), 1e-8, 0))
@@ -163,7 +167,12 @@ show("state dict sizes", lambda: S.check_state_dict(
 del saved["state"][1]["exp_avg_sq"]
 show("state dict missing", lambda: S.check_state_dict(S.ADAMW, saved, [3]))
 show("state dict amsgrad", lambda: S.check_state_dict(
-    S.ADAMW, {"state": {}, "param_groups": [dict(S.ADAMW.defaults, amsgrad=True,
+    S.ADAMW, {"state": {0: {"step": 1.0, "exp_avg": 0, "exp_avg_sq": 0}},
+              "param_groups": [dict(S.ADAMW.defaults, amsgrad=True,
+                                    params=[0])]}, [1]))
+show("state dict differentiable", lambda: S.check_state_dict(
+    S.ADAMW, {"state": {}, "param_groups": [dict(S.ADAMW.defaults,
+                                                 differentiable=True,
                                                  params=[0])]}, [1]))
 show("state dict not a dict", lambda: S.check_state_dict(S.SGD, [], [1]))
 sgd_saved = {"state": {0: {"momentum_buffer": None}},

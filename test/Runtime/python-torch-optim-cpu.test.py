@@ -16,10 +16,14 @@ keys = ("lr", "betas", "eps", "weight_decay", "amsgrad")
 print("defaults as torch:", all(opt.defaults[k] == ref.defaults[k] for k in keys))
 
 for label, make in [("amsgrad", lambda: kopt.AdamW(params, amsgrad=True)),
-                    ("maximize", lambda: kopt.Adam(params, maximize=True))]:
+                    ("maximize", lambda: kopt.Adam(params, maximize=True)),
+                    ("sgd maximize", lambda: kopt.SGD(params, maximize=True)),
+                    ("differentiable",
+                     lambda: kopt.Adam(params, differentiable=True))]:
     try:
-        make().step() if label != "amsgrad" else make()
-        print(f"{label}: accepted")
+        opt_made = make()
+        print(f"{label}: accepted, group {label.split()[-1]}="
+              f"{opt_made.param_groups[0][label.split()[-1]]}")
     except NotImplementedError as error:
         print(f"{label}: NotImplementedError {error}")
 
@@ -45,6 +49,20 @@ print("torch -> kfuse -> state_dict:", "same" if same else f"DIFFERS {back}")
 again = torch.optim.AdamW(params)
 again.load_state_dict(back)
 print("kfuse -> torch:", float(again.state_dict()["state"][0]["step"]))
+
+# AMSGrad's extra state travels both ways too.
+ams_ref = torch.optim.AdamW(params, amsgrad=True)
+ams_ref.step(); ams_ref.step()
+ams_saved = ams_ref.state_dict()
+ams = kopt.AdamW(params, amsgrad=True)
+ams.load_state_dict(ams_saved)
+ams_again = torch.optim.AdamW(params, amsgrad=True)
+ams_again.load_state_dict(ams.state_dict())
+kept = torch.equal(ams_again.state_dict()["state"][1]["max_exp_avg_sq"],
+                   ams_saved["state"][1]["max_exp_avg_sq"])
+print("amsgrad torch -> kfuse -> torch: max_exp_avg_sq",
+      "kept" if kept else "CHANGED", "step",
+      float(ams_again.state_dict()["state"][0]["step"]))
 
 sgd = torch.optim.SGD(params, lr=0.1, momentum=0.9)
 sgd.step()

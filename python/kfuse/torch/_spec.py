@@ -272,16 +272,17 @@ class OptimizerSpec:
 
 
 _UNSUPPORTED_COMMON = (
-    ("maximize", False, "negate the loss instead"),
     ("differentiable", False,
      "a kfuse step is an in-place fused kernel autograd cannot see"),
 )
 
 
-def _adam_variant(name, source):
+def _adam_variant(name, source, amsgrad=False):
+    states = (("exp_avg", "exp_avg"), ("exp_avg_sq", "exp_avg_sq"))
+    if amsgrad:
+        states += (("max_exp_avg_sq", "max_exp_avg_sq"),)
     return Variant(name, source,
-                   states=(("exp_avg", "exp_avg"),
-                           ("exp_avg_sq", "exp_avg_sq")),
+                   states=states,
                    hypers=(("lr", _option("lr")),
                            ("beta1", _element("betas", 0)),
                            ("beta2", _element("betas", 1)),
@@ -299,16 +300,19 @@ def _adam_defaults(weight_decay, decoupled):
                 fused=None, decoupled_weight_decay=decoupled)
 
 
-_ADAM_VARIANTS = {"adam": _adam_variant("adam", "adam.mlir"),
-                  "adamw": _adam_variant("adamw", "adamw.mlir")}
-_ADAM_UNSUPPORTED = (("amsgrad", False,
-                      "the library's adam.mlir/adamw.mlir keep no "
-                      "max_exp_avg_sq; use torch.optim for AMSGrad"),
-                     ) + _UNSUPPORTED_COMMON
+_ADAM_VARIANTS = {
+    "adam": _adam_variant("adam", "adam.mlir"),
+    "adamw": _adam_variant("adamw", "adamw.mlir"),
+    "adam_amsgrad": _adam_variant("adam_amsgrad", "adam_amsgrad.mlir",
+                                  amsgrad=True),
+    "adamw_amsgrad": _adam_variant("adamw_amsgrad", "adamw_amsgrad.mlir",
+                                   amsgrad=True)}
+_ADAM_UNSUPPORTED = _UNSUPPORTED_COMMON
 
 
 def _adam_choose(group):
-    return "adamw" if group.get("decoupled_weight_decay") else "adam"
+    name = "adamw" if group.get("decoupled_weight_decay") else "adam"
+    return name + "_amsgrad" if group.get("amsgrad") else name
 
 
 ADAM = OptimizerSpec("Adam", _adam_defaults(0, False), _ADAM_VARIANTS,

@@ -53,9 +53,16 @@ place. A rebuild, or a grad to rebind, raises during capture. A captured
 graph keeps using the plans it captured: loading a state dict or changing
 which params have grads afterwards invalidates it.
 
-Not implemented (NotImplementedError): amsgrad=True, maximize=True,
-differentiable=True, float64/complex params, non-contiguous params or grads
-(e.g. channels_last). Sparse grads and CPU params raise RuntimeError.
+maximize=True (a param group option, as torch's) builds that group's plans
+with the grad multiplier grad scaling uses and sends it -1 (with a
+GradScaler, -1/scale): the grad is negated as it is read, exactly as torch
+negates it first, with no extra pass over it. Adam and AdamW with
+amsgrad=True run library/optim/adam_amsgrad.mlir / adamw_amsgrad.mlir and
+keep state[p]['max_exp_avg_sq'] as torch does.
+
+Not implemented (NotImplementedError): differentiable=True, float64/complex
+params, non-contiguous params or grads (e.g. channels_last). Sparse grads
+and CPU params raise RuntimeError.
 """
 
 import operator
@@ -182,10 +189,18 @@ def _stream(plan):
     return _mt._stream_handle(torch, None, plan.device)
 
 
-def _launch(plans, scaling):
+def _launch(plans, scaling, multiplied=frozenset()):
+    """One step of `plans`; with `scaling` (GradScaler), every plan's grads
+    are scanned for inf/NaN before any plan updates. Otherwise the plans in
+    `multiplied` (built with a grad multiplier for maximize=True, whose
+    found_inf stays 0) run their update phase alone, without the scan."""
     if not scaling:
         for plan in plans:
-            check(lib().kfuse_plan_step(plan.handle, _stream(plan)))
+            if plan in multiplied:
+                check(lib().kfuse_plan_step_phases(
+                    plan.handle, _mt._STEP_UPDATE, _stream(plan)))
+            else:
+                check(lib().kfuse_plan_step(plan.handle, _stream(plan)))
         return
     for position, plan in enumerate(plans):
         phases = _mt._STEP_SCAN | (_mt._STEP_ZERO_FOUND_INF if position == 0
@@ -194,6 +209,10 @@ def _launch(plans, scaling):
     for plan in plans:
         check(lib().kfuse_plan_step_phases(plan.handle, _mt._STEP_UPDATE,
                                            _stream(plan)))
+
+
+def _maximizes(group):
+    return bool(group.get("maximize"))
 
 
 def _bind_found_inf(plan, flag):
@@ -213,20 +232,25 @@ class _Cohort:
 
 class _GroupRuntime:
     """The plans of one param group, built over the params that had a grad
-    (`pattern`), and the hyperparameter values last sent to them."""
+    (`pattern`), and the hyperparameter values last sent to them.
+    `multiplier`: the plans multiply the grads by "inv_scale" (grad scaling,
+    or -1 for maximize=True)."""
 
-    __slots__ = ("group", "variant", "params", "pattern", "cohorts", "sent")
+    __slots__ = ("group", "variant", "params", "pattern", "multiplier",
+                 "cohorts", "sent")
 
-    def __init__(self, group, variant, params, pattern):
+    def __init__(self, group, variant, params, pattern, multiplier):
         self.group = group
         self.variant = variant
         self.params = list(params)
         self.pattern = pattern
+        self.multiplier = multiplier
         self.cohorts = []
         self.sent = {}
 
-    def matches(self, group, variant, params, pattern):
+    def matches(self, group, variant, params, pattern, multiplier):
         return (group is self.group and variant is self.variant and
+                multiplier == self.multiplier and
                 len(params) == len(self.params) and
                 all(map(operator.is_, params, self.params)) and
                 pattern == self.pattern)
@@ -410,14 +434,17 @@ class KfuseOptimizer(torch.optim.Optimizer):
             params = group["params"]
             grads = list(map(_get_grad, params))
             pattern = list(map(operator.is_not, grads, repeat(None)))
+            multiplier = self._kfuse_grad_scaling or _maximizes(group)
             runtime = runtimes[index]
             if runtime is None or not runtime.matches(group, variant, params,
-                                                      pattern):
+                                                      pattern, multiplier):
                 self._kfuse_refuse_in_capture(
                     capturing, f"param group {index} needs a new plan (first "
-                    "step, other params with grads, or a new state)")
+                    "step, other params with grads, a new state, or "
+                    "maximize changed)")
                 runtime = runtimes[index] = self._kfuse_build(
-                    index, group, variant, params, grads, pattern, runtime)
+                    index, group, variant, params, grads, pattern, multiplier,
+                    runtime)
             if runtime.cohorts:
                 active.append(index)
         if not active:
@@ -435,7 +462,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
             grads = list(map(_get_grad, group["params"]))
             runtime = runtimes[index] = self._kfuse_build(
                 index, group, old.variant, group["params"], grads, old.pattern,
-                old)
+                old.multiplier, old)
             reason = self._kfuse_prepare(runtime, capturing)
             if reason is not None:
                 raise RuntimeError(f"{self._kfuse_name}: param group {index} "
@@ -455,13 +482,27 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 inv_scale = scale.detach().double().reciprocal()
             else:
                 inv_scale = 1.0
+        else:
+            inv_scale = 1.0
+        negated = None
+        multiplied = set()
         for index in active:
             runtime = runtimes[index]
-            for name, value in runtime.variant.plan_hypers(groups[index]):
+            group = groups[index]
+            for name, value in runtime.variant.plan_hypers(group):
                 runtime.sync(name, value, capturing)
-            if scaling:
-                runtime.sync("inv_scale", inv_scale, capturing)
-        _launch(plans, scaling)
+            if not runtime.multiplier:
+                continue
+            # maximize=True: torch negates the (unscaled) grad first; the
+            # plans multiply it by -inv_scale, exact as a negation.
+            value = inv_scale
+            if _maximizes(group):
+                if negated is None:
+                    negated = -inv_scale
+                value = negated
+            runtime.sync("inv_scale", value, capturing)
+            multiplied.update(runtime.plans())
+        _launch(plans, scaling, multiplied)
         if scaler is not None:
             self._kfuse_report_found_inf(scaler, plans)
 
@@ -525,10 +566,11 @@ class KfuseOptimizer(torch.optim.Optimizer):
 
     # -- plans ----------------------------------------------------------------
 
-    def _kfuse_build(self, index, group, variant, params, grads, pattern, old):
+    def _kfuse_build(self, index, group, variant, params, grads, pattern,
+                     multiplier, old):
         if old is not None:
             self._kfuse_retire(old)
-        runtime = _GroupRuntime(group, variant, params, pattern)
+        runtime = _GroupRuntime(group, variant, params, pattern, multiplier)
         chosen = [(position, param) for position, (param, grad)
                   in enumerate(zip(params, grads)) if grad is not None]
         if not chosen:
@@ -560,7 +602,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
             mtu = kfuse.multi_tensor(update,
                                      params=list(map(_local, cohort_params)),
                                      states=states, grads_of=grads_of,
-                                     grad_scaling=self._kfuse_grad_scaling,
+                                     grad_scaling=multiplier,
                                      check_stale=self._kfuse_check_stale,
                                      **hypers)
             if self._kfuse_grad_scaling:
@@ -568,7 +610,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
                     _bind_found_inf(plan, self._kfuse_flag(plan.device))
             runtime.cohorts.append(_Cohort(mtu, cohort_params))
         runtime.sent = dict(initial)
-        if self._kfuse_grad_scaling:
+        if multiplier:
             runtime.sent["inv_scale"] = 1.0
         return runtime
 
@@ -713,9 +755,10 @@ class KfuseOptimizer(torch.optim.Optimizer):
 
 class Adam(KfuseOptimizer):
     """torch.optim.Adam over library/optim/adam.mlir (L2 weight decay added
-    to the grad), or adamw.mlir with decoupled_weight_decay=True. amsgrad,
-    maximize and differentiable raise NotImplementedError; foreach, fused
-    and capturable are accepted (a step is one fused launch either way);
+    to the grad), or adamw.mlir with decoupled_weight_decay=True; with
+    amsgrad=True their *_amsgrad.mlir twins. maximize is supported;
+    differentiable raises NotImplementedError; foreach, fused and
+    capturable are accepted (a step is one fused launch either way);
     capturable/fused keep state['step'] on the param's device, as torch."""
 
     _kfuse_spec = _spec.ADAM
@@ -754,7 +797,7 @@ class SGD(KfuseOptimizer):
     """torch.optim.SGD over library/optim/sgd.mlir (momentum, dampening,
     Nesterov, coupled L2 weight decay as torch's); momentum=0 runs a
     state-free update. state[p] holds 'momentum_buffer' when momentum is
-    nonzero, as torch. maximize and differentiable raise
+    nonzero, as torch. maximize is supported; differentiable raises
     NotImplementedError."""
 
     _kfuse_spec = _spec.SGD
@@ -803,7 +846,8 @@ def optimizer_from_ir(path, state_names=None, hyper_map=None, name=None):
     renames or bundles them, e.g. {"betas": ("beta1", "beta2")};
     `state_names` orders ([...]) or renames ({IR name: key}) the states
     kept in state[p]. The class also takes capturable, foreach, fused,
-    maximize=False and differentiable=False, and check_stale.
+    maximize (the grad negated as it is read) and differentiable=False, and
+    check_stale.
 
         AdamW2 = kfuse.torch.optimizer_from_ir(
             "library/optim/adamw.mlir",
