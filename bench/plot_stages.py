@@ -259,8 +259,11 @@ def bars_for(data, key):
     return out
 
 
-def panel(canvas, x0, y0, x1, y1, title, key, data, whisker=None):
-    """One bar chart in the box (x0, y0)-(x1, y1)."""
+def panel(canvas, x0, y0, x1, y1, title, key, data, whisker=None,
+          floor=None):
+    """One bar chart in the box (x0, y0)-(x1, y1). `floor`: a row key whose
+    value (the copy of the step's bytes) is drawn as a dashed line across
+    that stage's bars."""
     canvas.text((x0 + x1) // 2, y0, title, TEXT, 2, "center")
     left, right = x0 + 100, x1 - 20
     top, bottom = y0 + 44, y1 - 56
@@ -332,6 +335,16 @@ def panel(canvas, x0, y0, x1, y1, title, key, data, whisker=None):
             canvas.text(mid, int(label_y), fmt_value(value),
                         MUTED if style == "torch_same" else TEXT, 2,
                         "center")
+        floors = [float(row[floor]) for _, _, row, style in entries
+                  if floor and row is not None and style != "torch_same"
+                  and row.get(floor) is not None]
+        if floors and stage != 1:
+            y = int(ypos(min(floors)))
+            x = int(center - span / 2 - 6)
+            while x < center + span / 2 + 6:
+                canvas.rect(x, y, min(x + 8, center + span / 2 + 6), y + 2,
+                            BLACK)
+                x += 14
 
 
 def legend(canvas, x, y, items):
@@ -373,7 +386,8 @@ def render(data):
           "Iteration time (median, whisker min-max)", "iter_ms", data,
           whisker=("iter_min_ms", "iter_max_ms"))
     panel(canvas, width // 2, 130, width, 720,
-          "Optimizer step alone (median)", "opt_ms", data)
+          "Optimizer step alone (median), dashed: a copy of its bytes",
+          "opt_ms", data, floor="opt_copy_floor_ms")
 
     results = data.get("results", [])
 
@@ -408,7 +422,16 @@ def render(data):
                      f"torch {peak['torch']:.2f}")
     if parts:
         canvas.text(width // 2, 770, " | ".join(parts), MUTED, 2, "center")
+    ceiling = data.get("opt_ceiling_ratio_stage2_torch_over_copy")
+    traffic = get(2, "torch", "opt_traffic_bytes")
     errors = data.get("errors") or []
+    if ceiling is not None and traffic and not errors:
+        canvas.text(width // 2, 796,
+                    f"dashed: a copy moving the step's "
+                    f"{traffic / 1e9:.2f} GB, torch's fused step takes "
+                    f"{fmt_ratio(ceiling)} its GPU time (the most any "
+                    "kernel could gain)", MUTED, 2,
+                    "center")
     if errors:
         names = ", ".join(f"{e.get('case')} {e.get('impl', '')}".strip()
                           for e in errors)

@@ -61,3 +61,24 @@ try:
     seed.selected(["5"])
 except SystemExit as error:
     print("unknown stage:", str(error).split(";")[0])
+
+# The chart draws the copy floor and its line from such results.
+import json  # noqa: E402
+import tempfile  # noqa: E402
+
+plot_spec = importlib.util.spec_from_file_location("plot_stages",
+                                                   bench / "plot_stages.py")
+plot = importlib.util.module_from_spec(plot_spec)
+plot_spec.loader.exec_module(plot)
+for r in data["results"]:
+    r.update(opt_ms=r["opt_gpu_ms"], iter_min_ms=r["iter_ms"],
+             iter_max_ms=r["iter_ms"], opt_traffic_bytes=3768834048)
+data["results"] += [dict(r, case="seed.stage2") for r in data["results"]]
+seed.summarize(data)
+with tempfile.TemporaryDirectory() as tmp:
+    path = pathlib.Path(tmp)
+    (path / "r.json").write_text(json.dumps(data))
+    plot.main(["plot", str(path / "r.json"), str(path / "r.png")])
+    head = (path / "r.png").read_bytes()[:8]
+print("chart:", "png" if head == b"\x89PNG\r\n\x1a\n" else head,
+      "ceiling", data["opt_ceiling_ratio_stage2_torch_over_copy"])
