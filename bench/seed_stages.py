@@ -372,12 +372,15 @@ class HostProbe:
                 "busy_threads": self.busy_threads}
 
 
-def train_step(model, opt, x, y, amp):
+def train_step(model, opt, x, y, amp, step=True):
+    """Forward, backward, opt.step() (unless `step` is False) and
+    zero_grad; returns the loss."""
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
         logits = model(x)
         loss = F.cross_entropy(logits.view(-1, VOCAB).float(), y.view(-1))
     loss.backward()
-    opt.step()
+    if step:
+        opt.step()
     opt.zero_grad(set_to_none=True)
     return loss
 
@@ -476,16 +479,11 @@ def time_step_cost(model, opt, data, options, row):
     """The step's cost inside the bf16 training iteration: blocks of steps
     with and without opt.step(), interleaved; medians of per-step event
     times."""
-    def without_step(x, y):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = model(x)
-            loss = F.cross_entropy(logits.view(-1, VOCAB).float(),
-                                   y.view(-1))
-        loss.backward()
-        opt.zero_grad(set_to_none=True)
-
     def with_step(x, y):
         train_step(model, opt, x, y, True)
+
+    def without_step(x, y):
+        train_step(model, opt, x, y, True, step=False)
 
     times = {with_step: [], without_step: []}
     with _GcMode(options.gc):
