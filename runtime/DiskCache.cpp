@@ -561,10 +561,22 @@ void DiskCache::noteStored(uint64_t entryBytes, StringRef keepPath) {
 }
 
 void DiskCache::evict(StringRef keepPath) {
-  std::unique_lock<std::mutex> evicting(evictionMutex, std::try_to_lock);
-  if (!evicting.owns_lock())
-    return; // another thread is scanning; its result will do
+  // A thread that finds a scan running asks it for one more pass instead of
+  // waiting: the running scan may have listed the directory before this
+  // store landed, and after a burst of stores the cache would otherwise stay
+  // over its bound until some later store.
+  rescanWanted = true;
+  while (rescanWanted.load()) {
+    std::unique_lock<std::mutex> evicting(evictionMutex, std::try_to_lock);
+    if (!evicting.owns_lock())
+      return; // the thread holding it checks rescanWanted when it is done
+    if (!rescanWanted.exchange(false))
+      return;
+    scanAndEvict(keepPath);
+  }
+}
 
+void DiskCache::scanAndEvict(StringRef keepPath) {
   std::string warning;
   std::vector<EntryFile> entries =
       scanEntries(options.directory, /*removeStaleTemps=*/true, warning);

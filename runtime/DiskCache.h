@@ -165,8 +165,11 @@ private:
   /// the estimate, or a periodic rescan, finds the cache over its bound.
   void noteStored(uint64_t entryBytes, llvm::StringRef keepPath);
   /// Deletes least recently used entries (never `keepPath`) until the total
-  /// is under 90 % of the bound. One thread at a time; others skip.
+  /// is under 90 % of the bound. One thread at a time: a thread that finds
+  /// a scan running leaves a request for another pass and returns.
   void evict(llvm::StringRef keepPath);
+  /// One pass of evict(), under evictionMutex.
+  void scanAndEvict(llvm::StringRef keepPath);
 
   const DiskCacheOptions options;
 
@@ -185,6 +188,8 @@ private:
   unsigned storesSinceScan = 0;
 
   std::mutex evictionMutex;
+  /// A store landed while a scan ran: the scanning thread makes another pass.
+  std::atomic<bool> rescanWanted{false};
 };
 
 } // namespace kfuse
