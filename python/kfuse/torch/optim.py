@@ -189,18 +189,16 @@ def _stream(plan):
     return _mt._stream_handle(torch, None, plan.device)
 
 
-def _launch(plans, scaling, multiplied=frozenset()):
+def _launch(plans, scaling):
     """One step of `plans`; with `scaling` (GradScaler), every plan's grads
-    are scanned for inf/NaN before any plan updates. Otherwise the plans in
-    `multiplied` (built with a grad multiplier for maximize=True, whose
-    found_inf stays 0) run their update phase alone, without the scan."""
+    are scanned for inf/NaN before any plan updates. Otherwise each plan
+    runs its update phase alone: the whole step of a plan without a scan,
+    and no scan for one built with the grad multiplier for maximize=True
+    (its found_inf stays 0)."""
     if not scaling:
         for plan in plans:
-            if plan in multiplied:
-                check(lib().kfuse_plan_step_phases(
-                    plan.handle, _mt._STEP_UPDATE, _stream(plan)))
-            else:
-                check(lib().kfuse_plan_step(plan.handle, _stream(plan)))
+            check(lib().kfuse_plan_step_phases(plan.handle, _mt._STEP_UPDATE,
+                                               _stream(plan)))
         return
     for position, plan in enumerate(plans):
         phases = _mt._STEP_SCAN | (_mt._STEP_ZERO_FOUND_INF if position == 0
@@ -485,7 +483,6 @@ class KfuseOptimizer(torch.optim.Optimizer):
         else:
             inv_scale = 1.0
         negated = None
-        multiplied = set()
         for index in active:
             runtime = runtimes[index]
             group = groups[index]
@@ -501,8 +498,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
                     negated = -inv_scale
                 value = negated
             runtime.sync("inv_scale", value, capturing)
-            multiplied.update(runtime.plans())
-        _launch(plans, scaling, multiplied)
+        _launch(plans, scaling)
         if scaler is not None:
             self._kfuse_report_found_inf(scaler, plans)
 
