@@ -209,13 +209,7 @@ llvm::Expected<NormPlan> emitNormPlan(ModuleOp module,
   return std::move(*plan);
 }
 
-llvm::Expected<std::vector<NormArg>> describeNorm(StringRef text,
-                                                  StringRef bufferName) {
-  MLIRContext &context = threadContext();
-  auto module = parseNorm(context, text, bufferName);
-  if (!module)
-    return module.takeError();
-  func::FuncOp norm = findNorm(**module);
+std::vector<NormArg> describeNorm(func::FuncOp norm) {
   std::vector<NormArg> args;
   for (unsigned i = 0, e = norm.getNumArguments(); i < e; ++i) {
     NormArg arg;
@@ -229,6 +223,15 @@ llvm::Expected<std::vector<NormArg>> describeNorm(StringRef text,
     args.push_back(std::move(arg));
   }
   return args;
+}
+
+llvm::Expected<std::vector<NormArg>> describeNorm(StringRef text,
+                                                  StringRef bufferName) {
+  MLIRContext &context = threadContext();
+  auto module = parseNorm(context, text, bufferName);
+  if (!module)
+    return module.takeError();
+  return describeNorm(findNorm(**module));
 }
 
 llvm::Expected<NormPlan> compileNormToPlan(StringRef text, StringRef bufferName,

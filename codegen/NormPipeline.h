@@ -50,6 +50,10 @@ bool normLiveKnobs();
 llvm::Expected<NormPlan> emitNormPlan(mlir::ModuleOp module,
                                       const NormEmitOptions &options);
 
+/// The arguments of the verified norm `norm` as written (names, roles,
+/// shapes, defaults; tensor dtypes f32, before specialization).
+std::vector<NormArg> describeNorm(mlir::func::FuncOp norm);
+
 /// The arguments of the norm in `text` as written (names, roles, shapes,
 /// defaults; tensor dtypes f32, before specialization).
 llvm::Expected<std::vector<NormArg>> describeNorm(llvm::StringRef text,

@@ -2,6 +2,9 @@
 
 #include "codegen/NormPlan.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
 namespace kfuse {
 
 const char *normShapeName(NormShape shape) {
@@ -28,13 +31,21 @@ std::string NormSpecialization::key() const {
   return key;
 }
 
-uint64_t NormPlan::minimumBytes(int64_t rows) const {
+std::optional<uint64_t> normMinimumBytes(llvm::ArrayRef<NormArg> args,
+                                         llvm::ArrayRef<DType> dtypes,
+                                         int64_t rows, int64_t cols) {
+  if (rows < 0 || cols < 0)
+    return std::nullopt;
+  bool overflowed = false; // each Saturating* call sets it
   uint64_t bytes = 0;
-  for (const NormArg &arg : args) {
+  for (auto [index, arg] : llvm::enumerate(args)) {
     uint64_t elements = 0;
     switch (arg.shape) {
     case NormShape::full:
-      elements = uint64_t(rows) * uint64_t(cols);
+      elements =
+          llvm::SaturatingMultiply(uint64_t(rows), uint64_t(cols), &overflowed);
+      if (overflowed)
+        return std::nullopt;
       break;
     case NormShape::row:
       elements = uint64_t(rows);
@@ -43,11 +54,19 @@ uint64_t NormPlan::minimumBytes(int64_t rows) const {
       elements = uint64_t(cols);
       break;
     case NormShape::scalar:
-      break;
+      continue;
     }
-    bytes += elements * dtypeSize(arg.dtype);
+    DType dtype = index < dtypes.size() ? dtypes[index] : arg.dtype;
+    bytes = llvm::SaturatingMultiplyAdd(elements, uint64_t(dtypeSize(dtype)),
+                                        bytes, &overflowed);
+    if (overflowed)
+      return std::nullopt;
   }
   return bytes;
+}
+
+uint64_t NormPlan::minimumBytes(int64_t rows) const {
+  return normMinimumBytes(args, {}, rows, cols).value_or(UINT64_MAX);
 }
 
 } // namespace kfuse

@@ -46,6 +46,8 @@
 
 #include "codegen/KernelPlan.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -126,9 +128,18 @@ struct NormPlan {
     return uint64_t(columnOutputs.size()) * grid * uint64_t(cols);
   }
   /// Minimum bytes a launch over `rows` rows moves: every tensor argument
-  /// read (inputs) or written (outputs) once in its storage dtype.
+  /// read (inputs) or written (outputs) once in its storage dtype
+  /// (UINT64_MAX past 2^64).
   uint64_t minimumBytes(int64_t rows) const;
 };
+
+/// Minimum bytes a launch over `rows` x `cols` moves when the tensors have
+/// `dtypes` (one per argument, hyper entries ignored; empty: each
+/// argument's own dtype): every tensor read or written once. Nothing when
+/// an extent is negative or the count passes 2^64.
+std::optional<uint64_t> normMinimumBytes(llvm::ArrayRef<NormArg> args,
+                                         llvm::ArrayRef<DType> dtypes,
+                                         int64_t rows, int64_t cols);
 
 } // namespace kfuse
 

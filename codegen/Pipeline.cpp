@@ -4,6 +4,7 @@
 
 #include "codegen/CudaEmitter.h"
 #include "dialect/KFuseUpdate.h"
+#include "dialect/SourceLimits.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -70,22 +71,49 @@ llvm::Expected<ParsedKernel> parseKernel(MLIRContext &context, StringRef text,
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
   DiagnosticCollector diagnostics(context, sourceMgr);
+  if (llvm::Error error = checkSourceLimits(sourceMgr))
+    return std::move(error);
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (!module)
     return diagnostics.takeError(required == KernelKind::norm
                                      ? "failed to parse the norm"
                                      : "failed to parse the update");
+  func::FuncOp first;
+  for (auto func : module->getOps<func::FuncOp>()) {
+    if (!isUpdate(func) && !isNorm(func))
+      continue;
+    if (first) {
+      {
+        InFlightDiagnostic diag =
+            func.emitError()
+            << "a second kernel function '" << func.getSymName()
+            << "'; a kfuse source holds one update or norm";
+        diag.attachNote(first.getLoc()) << "the first is here";
+      } // reported here, before the collector is read
+      return diagnostics.takeError("a second kernel function");
+    }
+    first = func;
+  }
   KernelKind kind = required.value_or(findNorm(*module) ? KernelKind::norm
                                                         : KernelKind::update);
   bool found = kind == KernelKind::norm ? bool(findNorm(*module))
                                         : bool(findUpdate(*module));
   if (!found) {
-    emitError(module->getLoc())
-        << "no func.func with the '"
-        << (kind == KernelKind::norm ? "kfuse.norm" : "kfuse.update")
-        << "' attribute";
+    emitError(module->getLoc()) << "no func.func with the '"
+                                << (!required ? "kfuse.update' or 'kfuse.norm"
+                                    : kind == KernelKind::norm ? "kfuse.norm"
+                                                               : "kfuse.update")
+                                << "' attribute";
     return diagnostics.takeError("no kernel function");
+  }
+  int64_t numOps = 0;
+  first.walk([&](Operation *) { ++numOps; });
+  if (numOps > kMaxKernelOps) {
+    first.emitError() << "'" << first.getSymName() << "' has " << numOps
+                      << " operations; kfuse compiles at most "
+                      << kMaxKernelOps;
+    return diagnostics.takeError("too many operations");
   }
   return ParsedKernel{std::move(module), kind};
 }
@@ -159,26 +187,29 @@ MLIRContext &threadContext() {
   return *context;
 }
 
-llvm::Expected<std::vector<ArgInfo>> describeUpdate(StringRef text,
-                                                    StringRef bufferName) {
-  MLIRContext &context = threadContext();
-  auto module = parseUpdate(context, text, bufferName);
-  if (!module)
-    return module.takeError();
-  func::FuncOp func = findUpdate(**module);
+std::vector<ArgInfo> describeUpdate(func::FuncOp update) {
   std::vector<ArgInfo> args;
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+  for (unsigned i = 0, e = update.getNumArguments(); i < e; ++i) {
     ArgInfo info;
-    info.name = getArgName(func, i);
-    info.role = static_cast<ArgRole>(*getArgRole(func, i));
-    info.defaultValue = getArgDefault(func, i);
-    Type element = getElementTypeOrSelf(func.getArgumentTypes()[i]);
+    info.name = getArgName(update, i);
+    info.role = static_cast<ArgRole>(*getArgRole(update, i));
+    info.defaultValue = getArgDefault(update, i);
+    Type element = getElementTypeOrSelf(update.getArgumentTypes()[i]);
     info.dtype = element.isBF16()  ? DType::bf16
                  : element.isF16() ? DType::f16
                                    : DType::f32;
     args.push_back(std::move(info));
   }
   return args;
+}
+
+llvm::Expected<std::vector<ArgInfo>> describeUpdate(StringRef text,
+                                                    StringRef bufferName) {
+  MLIRContext &context = threadContext();
+  auto module = parseUpdate(context, text, bufferName);
+  if (!module)
+    return module.takeError();
+  return describeUpdate(findUpdate(**module));
 }
 
 llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,

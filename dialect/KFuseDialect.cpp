@@ -45,6 +45,29 @@ static bool isNormTensor(Type type) {
          isa<FloatType>(tensor.getElementType());
 }
 
+/// Checks that argument `index` of `func` has the type its role `role`
+/// needs. MLIR verifies an op's dialect attributes (kfuse.update,
+/// kfuse.norm) before its argument attributes, so the whole-function rules
+/// call this too before they look into a type.
+static LogicalResult verifyArgType(func::FuncOp func, unsigned index,
+                                   Role role) {
+  Type type = func.getArgumentTypes()[index];
+  if (role == Role::hyper) {
+    if (!isa<FloatType>(type))
+      return func.emitOpError()
+             << "argument #" << index
+             << " with role 'hyper' must be a float scalar, got " << type;
+    return success();
+  }
+  bool normRole = role == Role::input || role == Role::output;
+  if (normRole ? isNormTensor(type) : isElementTensor(type))
+    return success();
+  return func.emitOpError()
+         << "argument #" << index << " with role '" << stringifyRole(role)
+         << "' must be a " << (normRole ? "2-D" : "1-D")
+         << " tensor of floats, got " << type;
+}
+
 Operation *KFuseDialect::materializeConstant(OpBuilder &builder,
                                              Attribute value, Type type,
                                              Location loc) {
@@ -62,7 +85,6 @@ LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
   if (!func)
     return op->emitOpError()
            << "'" << attr.getName() << "' is only valid on func.func arguments";
-  Type argType = func.getArgumentTypes()[argIndex];
   StringRef name = attr.getName().getValue();
 
   if (name == kRoleAttrName) {
@@ -71,25 +93,7 @@ LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitOpError()
              << "argument #" << argIndex << " '" << name
              << "' must be a #kfuse.role attribute, got " << attr.getValue();
-    if (role.getValue() == Role::hyper) {
-      if (!isa<FloatType>(argType))
-        return op->emitOpError()
-               << "argument #" << argIndex
-               << " with role 'hyper' must be a float scalar, got " << argType;
-    } else if (role.getValue() == Role::input ||
-               role.getValue() == Role::output) {
-      if (!isNormTensor(argType))
-        return op->emitOpError()
-               << "argument #" << argIndex << " with role '"
-               << stringifyRole(role.getValue())
-               << "' must be a 2-D tensor of floats, got " << argType;
-    } else if (!isElementTensor(argType)) {
-      return op->emitOpError()
-             << "argument #" << argIndex << " with role '"
-             << stringifyRole(role.getValue())
-             << "' must be a 1-D tensor of floats, got " << argType;
-    }
-    return success();
+    return verifyArgType(func, argIndex, role.getValue());
   }
   if (name == kNameAttrName) {
     auto str = dyn_cast<StringAttr>(attr.getValue());
@@ -99,7 +103,8 @@ LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
     return success();
   }
   if (name == kDefaultAttrName) {
-    if (!isa<FloatAttr>(attr.getValue()))
+    auto value = dyn_cast<FloatAttr>(attr.getValue());
+    if (!value)
       return op->emitOpError() << "argument #" << argIndex << " '" << name
                                << "' must be a float attribute";
     std::optional<Role> role = getArgRole(func, argIndex);
@@ -107,6 +112,22 @@ LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitOpError() << "argument #" << argIndex
                                << " has a default but only 'hyper' "
                                   "arguments take defaults";
+    // A literal past the type's range parses as infinity.
+    if (!value.getValue().isFinite())
+      return op->emitOpError()
+             << "argument #" << argIndex << " '" << name
+             << "' must be finite, got " << value.getValueAsDouble() << " (a "
+             << value.getType() << " literal past its range reads as infinity)";
+    if (auto type = dyn_cast<FloatType>(func.getArgumentTypes()[argIndex])) {
+      llvm::APFloat converted = value.getValue();
+      bool losesInfo = false;
+      converted.convert(type.getFloatSemantics(),
+                        llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+      if (!converted.isFinite())
+        return op->emitOpError() << "argument #" << argIndex << " '" << name
+                                 << "' " << value.getValueAsDouble()
+                                 << " is out of the range of " << type;
+    }
     return success();
   }
   return op->emitOpError() << "unknown kfuse argument attribute '" << name
@@ -165,6 +186,13 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
     std::optional<Role> role = getArgRole(func, i);
     if (!role)
       return func.emitOpError() << "argument #" << i << " has no kfuse.role";
+    if (*role == Role::input || *role == Role::output)
+      return func.emitOpError()
+             << "argument #" << i << " has role '" << stringifyRole(*role)
+             << "'; an update takes 'param', 'grad', 'state', 'model' and "
+                "'hyper' arguments";
+    if (failed(verifyArgType(func, i, *role)))
+      return failure();
     if (*role == Role::hyper)
       continue;
     hasParam |= *role == Role::param;
@@ -214,12 +242,14 @@ static LogicalResult verifyNorm(func::FuncOp func) {
     std::optional<Role> role = getArgRole(func, i);
     if (!role)
       return func.emitOpError() << "argument #" << i << " has no kfuse.role";
-    if (*role == Role::hyper)
-      continue;
-    if (*role != Role::input && *role != Role::output)
+    if (*role != Role::input && *role != Role::output && *role != Role::hyper)
       return func.emitOpError()
              << "argument #" << i << " has role '" << stringifyRole(*role)
              << "'; a norm takes 'input', 'output' and 'hyper' arguments";
+    if (failed(verifyArgType(func, i, *role)))
+      return failure();
+    if (*role == Role::hyper)
+      continue;
     hasOutput |= *role == Role::output;
     auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
     bool full = true;

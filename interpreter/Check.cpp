@@ -177,6 +177,11 @@ FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
                  << " elements of the other tensors";
         staticSize = tensor.getNumElements();
       }
+  if (staticSize.value_or(options.numel) > options.maxElements)
+    return reference.emitError()
+           << "check runs at most " << options.maxElements
+           << " elements per tensor, got " << staticSize.value_or(options.numel)
+           << (staticSize ? " (a static shape)" : "");
   auto numel = static_cast<size_t>(staticSize.value_or(options.numel));
 
   NormalSampler sampler(options.seed);

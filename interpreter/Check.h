@@ -20,10 +20,18 @@
 
 namespace kfuse {
 
+/// The default element budget per tensor of `kfuse check` (updates and
+/// norms): 2^22, a few hundred MB of doubles for the largest library kernel.
+constexpr int64_t kMaxCheckElements = int64_t(1) << 22;
+
 struct CheckOptions {
   uint64_t seed = 42;
   /// Elements per tensor when the update's tensors are dynamically shaped.
   int64_t numel = 4099;
+  /// The most elements per tensor the check runs (`numel` or a static
+  /// shape); more is an error rather than an allocation the host may not
+  /// have. The interpreter keeps several double copies of every tensor.
+  int64_t maxElements = kMaxCheckElements;
   int steps = 3;
   /// The largest error (see `errorFloor`) that passes.
   double tolerance = 1e-6;

@@ -5,6 +5,7 @@
 #include "interpreter/Check.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <random>
@@ -304,77 +305,94 @@ FailureOr<NormCheckReport> runNormCheck(func::FuncOp norm,
   NormCheckReport report;
   report.normName = norm.getSymName().str();
   report.seed = options.seed;
+  report.maxElements = options.maxElements;
+  // Static extents come from the IR: shapes over the budget are left out
+  // (and reported), never allocated.
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (int64_t rows : rowCounts)
+    for (int64_t cols : colCounts) {
+      int64_t elements;
+      if (llvm::MulOverflow(rows, cols, elements) ||
+          elements > options.maxElements)
+        report.skippedShapes.push_back({rows, cols});
+      else
+        shapes.push_back({rows, cols});
+    }
+  if (shapes.empty())
+    return norm.emitError()
+           << "norm '" << norm.getSymName() << "' has no shape within the "
+           << "check's budget of " << options.maxElements
+           << " elements per tensor (the smallest is "
+           << *llvm::min_element(rowCounts) << " x "
+           << *llvm::min_element(colCounts) << ")";
   for (const Variant &variant : variants) {
-    for (int64_t rows : rowCounts) {
-      for (int64_t cols : colCounts) {
-        FailureOr<NormValues> inputs = makeNormCheckInputs(
-            norm, rows, cols, options.seed,
-            variant.emulated ? std::optional<ElementKind>(variant.kind)
-                             : std::nullopt);
-        if (failed(inputs))
-          return failure();
-        FailureOr<NormValues> exact =
-            runNorm(norm, rows, *inputs, NormMode::Exact);
-        if (failed(exact))
-          return failure();
-        FailureOr<NormValues> device =
-            runNorm(norm, rows, *inputs, NormMode::Device);
-        if (failed(device))
-          return failure();
+    for (auto [rows, cols] : shapes) {
+      FailureOr<NormValues> inputs = makeNormCheckInputs(
+          norm, rows, cols, options.seed,
+          variant.emulated ? std::optional<ElementKind>(variant.kind)
+                           : std::nullopt);
+      if (failed(inputs))
+        return failure();
+      FailureOr<NormValues> exact =
+          runNorm(norm, rows, *inputs, NormMode::Exact);
+      if (failed(exact))
+        return failure();
+      FailureOr<NormValues> device =
+          runNorm(norm, rows, *inputs, NormMode::Device);
+      if (failed(device))
+        return failure();
 
-        FailureOr<NormValues> perturbed = runNorm(
-            norm, rows, perturbInputs(*inputs, options.seed), NormMode::Exact);
-        if (failed(perturbed))
-          return failure();
+      FailureOr<NormValues> perturbed = runNorm(
+          norm, rows, perturbInputs(*inputs, options.seed), NormMode::Exact);
+      if (failed(perturbed))
+        return failure();
 
-        NormCheckCase check;
-        check.rows = rows;
-        check.cols = cols;
-        check.dtype = kindName(variant.kind);
-        check.emulated = variant.emulated;
-        check.passed = true;
-        double tolerance = options.toleranceOverride > 0
-                               ? options.toleranceOverride
-                           : isNarrow(variant.kind) ? options.narrowTolerance
-                                                    : options.f32Tolerance;
-        double worstRatio = -1.0;
-        for (unsigned i = 0; i < numArgs; ++i) {
-          if (getArgRole(norm, i) != Role::output)
-            continue;
-          NormTensor &actual = *device->tensors[i];
-          const NormTensor &expected = *exact->tensors[i];
-          if (variant.emulated &&
-              classify(cast<RankedTensorType>(norm.getArgumentTypes()[i])) ==
-                  TensorShape::Full)
-            for (double &element : actual.elements)
-              element = roundToKind(element, variant.kind);
-          int64_t worstIndex = -1;
-          double error = computeTensorError(actual.elements, expected.elements,
-                                            /*errorFloor=*/1.0, &worstIndex);
-          double noise = computeTensorError(perturbed->tensors[i]->elements,
-                                            expected.elements,
-                                            /*errorFloor=*/1.0);
-          double bound =
-              std::max(tolerance, std::min(1.0, kNoiseFactor * noise));
-          double ratio = error / bound;
-          bool passed = error <= bound;
-          check.passed &= passed;
-          // NaN errors are the worst of all; among equals, the output held
-          // to the tighter tolerance is the one to show.
-          if (worstRatio < 0 || !(ratio <= worstRatio) ||
-              (ratio == worstRatio && bound < check.tolerance)) {
-            worstRatio = ratio;
-            check.error = error;
-            check.tolerance = bound;
-            check.inputNoise = noise;
-            check.worstOutput = getArgName(norm, i);
-            check.worstRow = worstIndex >= 0 ? worstIndex / expected.cols : -1;
-            check.worstCol = worstIndex >= 0 ? worstIndex % expected.cols : -1;
-          }
+      NormCheckCase check;
+      check.rows = rows;
+      check.cols = cols;
+      check.dtype = kindName(variant.kind);
+      check.emulated = variant.emulated;
+      check.passed = true;
+      double tolerance = options.toleranceOverride > 0
+                             ? options.toleranceOverride
+                         : isNarrow(variant.kind) ? options.narrowTolerance
+                                                  : options.f32Tolerance;
+      double worstRatio = -1.0;
+      for (unsigned i = 0; i < numArgs; ++i) {
+        if (getArgRole(norm, i) != Role::output)
+          continue;
+        NormTensor &actual = *device->tensors[i];
+        const NormTensor &expected = *exact->tensors[i];
+        if (variant.emulated &&
+            classify(cast<RankedTensorType>(norm.getArgumentTypes()[i])) ==
+                TensorShape::Full)
+          for (double &element : actual.elements)
+            element = roundToKind(element, variant.kind);
+        int64_t worstIndex = -1;
+        double error = computeTensorError(actual.elements, expected.elements,
+                                          /*errorFloor=*/1.0, &worstIndex);
+        double noise = computeTensorError(perturbed->tensors[i]->elements,
+                                          expected.elements,
+                                          /*errorFloor=*/1.0);
+        double bound = std::max(tolerance, std::min(1.0, kNoiseFactor * noise));
+        double ratio = error / bound;
+        bool passed = error <= bound;
+        check.passed &= passed;
+        // NaN errors are the worst of all; among equals, the output held
+        // to the tighter tolerance is the one to show.
+        if (worstRatio < 0 || !(ratio <= worstRatio) ||
+            (ratio == worstRatio && bound < check.tolerance)) {
+          worstRatio = ratio;
+          check.error = error;
+          check.tolerance = bound;
+          check.inputNoise = noise;
+          check.worstOutput = getArgName(norm, i);
+          check.worstRow = worstIndex >= 0 ? worstIndex / expected.cols : -1;
+          check.worstCol = worstIndex >= 0 ? worstIndex % expected.cols : -1;
         }
-        check.conditioned = check.tolerance > tolerance;
-        report.cases.push_back(std::move(check));
       }
+      check.conditioned = check.tolerance > tolerance;
+      report.cases.push_back(std::move(check));
     }
   }
   return report;
@@ -403,6 +421,12 @@ void printNormCheckReport(const NormCheckReport &report,
   if (anyEmulated)
     os << "bf16*: bf16 storage of the full-shape tensors, emulated on the f32 "
           "form\n";
+  for (auto [rows, cols] : report.skippedShapes)
+    os << llvm::format("%5lld x %5lld  skipped: over the check's budget of "
+                       "%lld elements per tensor\n",
+                       static_cast<long long>(rows),
+                       static_cast<long long>(cols),
+                       static_cast<long long>(report.maxElements));
   os << "check: " << report.numPassed() << " passed, " << report.numFailed()
      << " failed\n";
 }

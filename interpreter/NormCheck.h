@@ -11,6 +11,7 @@
 #ifndef KFUSE_INTERPRETER_NORMCHECK_H
 #define KFUSE_INTERPRETER_NORMCHECK_H
 
+#include "interpreter/Check.h"
 #include "interpreter/ElementOps.h"
 #include "interpreter/NormInterpreter.h"
 
@@ -40,6 +41,9 @@ struct NormCheckOptions {
   double narrowTolerance = 1e-2;
   /// Positive: replaces both tolerances.
   double toleranceOverride = 0.0;
+  /// The most elements (rows x cols) a case may have: larger shapes are
+  /// skipped and reported, and a norm whose every shape is larger fails.
+  int64_t maxElements = kMaxCheckElements;
   /// Also check an f32 norm with bf16 storage of its full-shape tensors,
   /// emulated on the generic form: full-shape inputs rounded to bf16 for
   /// both modes and the Device mode's full-shape outputs rounded to bf16,
@@ -74,6 +78,9 @@ struct NormCheckReport {
   std::string normName;
   uint64_t seed = 0;
   std::vector<NormCheckCase> cases;
+  /// The (rows, cols) shapes left out as over NormCheckOptions::maxElements.
+  std::vector<std::pair<int64_t, int64_t>> skippedShapes;
+  int64_t maxElements = 0;
 
   unsigned numPassed() const;
   unsigned numFailed() const { return cases.size() - numPassed(); }

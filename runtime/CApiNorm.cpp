@@ -288,7 +288,13 @@ kfuse_status kfuse_norm_bytes(const kfuse_norm *norm, const int32_t *dtypes,
         storage.push_back(*dtype);
       }
     }
-    *out = normMinimumBytes(infos, storage, rows, cols);
+    std::optional<uint64_t> bytes =
+        normMinimumBytes(infos, storage, rows, cols);
+    if (!bytes)
+      return fail(KFUSE_INVALID_ARGUMENT,
+                  "the bytes of " + std::to_string(rows) + " x " +
+                      std::to_string(cols) + " do not fit 64 bits");
+    *out = *bytes;
     return succeed();
   });
 }

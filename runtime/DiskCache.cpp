@@ -31,6 +31,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <tuple>
 #include <vector>
@@ -224,13 +225,25 @@ CacheMiss readEntry(fs::file_t file, StringRef key, std::string &payload,
 
 /// Removes `filePath` if it still names the file open as `file`: a writer may
 /// have renamed a fresh entry onto the name since it was opened.
+/// Removes whatever stands at `filePath`, a directory tree included.
+/// (fs::remove refuses FIFOs, sockets and devices.)
+std::error_code removeAny(StringRef filePath, fs::file_type type) {
+  std::error_code ec;
+  if (type == fs::file_type::directory_file)
+    ec = fs::remove_directories(filePath, /*IgnoreErrors=*/false);
+  else if (::unlink(std::string(filePath).c_str()) != 0)
+    ec = std::error_code(errno, std::generic_category());
+  // Gone already (a concurrent eviction) is as good as removed.
+  return ec == llvm::errc::no_such_file_or_directory ? std::error_code() : ec;
+}
+
 void removeIfUnchanged(StringRef filePath, fs::file_t file) {
   fs::file_status openStatus;
   fs::UniqueID onDisk;
   if (fs::status(file, openStatus) || fs::getUniqueID(filePath, onDisk))
     return;
   if (openStatus.getUniqueID() == onDisk)
-    (void)fs::remove(filePath);
+    (void)removeAny(filePath, openStatus.type());
 }
 
 /// Refreshes the modification time of the entry open as `file` (for LRU
@@ -254,6 +267,9 @@ struct EntryFile {
   std::string path;
   uint64_t size;
   llvm::sys::TimePoint<> modified;
+  /// Other than a regular file (a FIFO, a directory) at an entry's name:
+  /// never read as an entry (a lookup removes it as corrupt), 0 bytes.
+  fs::file_type type = fs::file_type::regular_file;
 };
 
 /// Lists every entry under `root` (and, with `removeStaleTemps`, deletes
@@ -300,10 +316,11 @@ std::vector<EntryFile> scanEntries(StringRef root, bool removeStaleTemps,
         continue;
       // A concurrent eviction may have deleted it since it was listed.
       llvm::ErrorOr<fs::basic_file_status> status = file->status();
-      if (!status || status->type() != fs::file_type::regular_file)
+      if (!status)
         continue;
-      entries.push_back(
-          {file->path(), status->getSize(), status->getLastModificationTime()});
+      bool regular = status->type() == fs::file_type::regular_file;
+      entries.push_back({file->path(), regular ? status->getSize() : 0,
+                         status->getLastModificationTime(), status->type()});
     }
     note(shard->path(), shardError);
   }
@@ -344,7 +361,9 @@ std::optional<uint64_t> parseByteCount(StringRef text) {
     if (!rest.empty() && rest != "b" && rest != "ib")
       return std::nullopt;
   }
-  if (value == 0 || (shift != 0 && value > (UINT64_MAX >> shift)))
+  // Sizes are reported as signed 64-bit numbers (JSON, the C API).
+  constexpr uint64_t kMax = INT64_MAX;
+  if (value == 0 || value > (kMax >> shift))
     return std::nullopt;
   return value << shift;
 }
@@ -379,8 +398,8 @@ DiskCacheOptions DiskCacheOptions::fromEnvironment(std::string *warning) {
       options.maxBytes = *bytes;
     else if (warning)
       *warning = "ignoring KFUSE_CACHE_MAX_BYTES='" + bound +
-                 "': expected a positive byte count such as 1073741824 or "
-                 "512M; using " +
+                 "': expected a positive byte count below 2^63 such as "
+                 "1073741824 or 512M; using " +
                  std::to_string(kDefaultMaxBytes);
   }
   return options;
@@ -442,22 +461,25 @@ CacheLookup DiskCache::lookup(StringRef key) {
                     "': expected 2 to 128 lowercase hex digits");
 
   std::string filePath = entryPath(key);
-  llvm::Expected<fs::file_t> file = fs::openNativeFileForRead(filePath);
-  if (!file) {
-    std::error_code ec = llvm::errorToErrorCode(file.takeError());
+  // Without blocking: opening a FIFO for reading waits for a writer, and
+  // readEntry refuses anything but a regular file (on which O_NONBLOCK does
+  // nothing).
+  int file = ::open(filePath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (file < 0) {
+    std::error_code ec(errno, std::generic_category());
     if (ec == llvm::errc::no_such_file_or_directory)
       return miss(CacheMiss::Absent, "no entry at " + filePath);
     return miss(CacheMiss::Error,
                 "cannot open " + filePath + ": " + ec.message());
   }
-  FileCloser closer(*file);
+  FileCloser closer(file);
   std::string reason;
-  CacheMiss kind = readEntry(*file, key, result.payload, reason);
+  CacheMiss kind = readEntry(file, key, result.payload, reason);
   if (kind == CacheMiss::Corrupt)
-    removeIfUnchanged(filePath, *file);
+    removeIfUnchanged(filePath, file);
   if (kind != CacheMiss::None)
     return miss(kind, filePath + ": " + reason);
-  touchEntry(*file, options.touchInterval);
+  touchEntry(file, options.touchInterval);
   result.miss = CacheMiss::None;
   ++hits;
   return result;
@@ -595,7 +617,7 @@ void DiskCache::scanAndEvict(StringRef keepPath) {
         break;
       if (entry.path == keepPath)
         continue;
-      std::error_code ec = fs::remove(entry.path, /*IgnoreNonExisting=*/true);
+      std::error_code ec = removeAny(entry.path, entry.type);
       if (ec)
         break; // a read-only directory: nothing more will go either
       // Gone, by this process or a concurrent one: either way it no longer
@@ -635,7 +657,7 @@ CacheClearResult DiskCache::clear() {
   }
   for (const EntryFile &entry : scanEntries(
            options.directory, /*removeStaleTemps=*/true, result.warning)) {
-    std::error_code ec = fs::remove(entry.path, /*IgnoreNonExisting=*/true);
+    std::error_code ec = removeAny(entry.path, entry.type);
     if (ec) {
       if (!result.warning.empty())
         result.warning += "; ";

@@ -1,6 +1,7 @@
 //===- Jit.cpp - compile and launch updates on the GPU --------------------===//
 
 #include "runtime/Jit.h"
+#include "dialect/SourceLimits.h"
 #include "runtime/CacheKey.h"
 #include "runtime/Dump.h"
 #include "runtime/Errors.h"
@@ -9,7 +10,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdlib>
 #include <map>
@@ -189,13 +189,11 @@ Update::create(llvm::StringRef text, llvm::StringRef sourceName) {
 
 llvm::Expected<std::unique_ptr<Update>>
 Update::createFromFile(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
+  llvm::Expected<std::string> text = readKernelSource(path);
+  if (!text)
     return makeError(ErrorCode::InvalidArgument,
-                     "cannot read '" + path +
-                         "': " + buffer.getError().message());
-  return create((*buffer)->getBuffer(), path);
+                     llvm::toString(text.takeError()));
+  return create(*text, path);
 }
 
 llvm::Expected<std::shared_ptr<CompiledUpdate>>

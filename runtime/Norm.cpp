@@ -2,6 +2,7 @@
 
 #include "runtime/Norm.h"
 #include "codegen/NormPipeline.h"
+#include "dialect/SourceLimits.h"
 #include "runtime/CacheKey.h"
 #include "runtime/Dump.h"
 #include "runtime/Errors.h"
@@ -9,7 +10,6 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <climits>
 #include <cstdlib>
@@ -160,31 +160,6 @@ unsigned normGridSize(const NormPlan &plan, int64_t rows, int smCount,
   return static_cast<unsigned>(std::max<int64_t>(blocks, 1));
 }
 
-uint64_t normMinimumBytes(llvm::ArrayRef<NormArg> infos,
-                          llvm::ArrayRef<DType> dtypes, int64_t rows,
-                          int64_t cols) {
-  uint64_t bytes = 0;
-  for (auto [index, info] : llvm::enumerate(infos)) {
-    uint64_t elements = 0;
-    switch (info.shape) {
-    case NormShape::full:
-      elements = uint64_t(rows) * uint64_t(cols);
-      break;
-    case NormShape::row:
-      elements = uint64_t(rows);
-      break;
-    case NormShape::col:
-      elements = uint64_t(cols);
-      break;
-    case NormShape::scalar:
-      continue;
-    }
-    DType dtype = index < dtypes.size() ? dtypes[index] : DType::f32;
-    bytes += elements * dtypeSize(dtype);
-  }
-  return bytes;
-}
-
 //===----------------------------------------------------------------------===//
 // The workspace pools
 //===----------------------------------------------------------------------===//
@@ -322,13 +297,11 @@ llvm::Expected<std::unique_ptr<Norm>> Norm::create(llvm::StringRef text,
 
 llvm::Expected<std::unique_ptr<Norm>>
 Norm::createFromFile(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
+  llvm::Expected<std::string> text = readKernelSource(path);
+  if (!text)
     return makeError(ErrorCode::InvalidArgument,
-                     "cannot read '" + path +
-                         "': " + buffer.getError().message());
-  return create((*buffer)->getBuffer(), path);
+                     llvm::toString(text.takeError()));
+  return create(*text, path);
 }
 
 bool Norm::hasColumnOutputs() const {

@@ -83,13 +83,6 @@ unsigned normBlocksPerSmOverride();
 unsigned normGridSize(const NormPlan &plan, int64_t rows, int smCount,
                       unsigned blocksPerSm);
 
-/// Minimum bytes a launch over `rows` x `cols` moves when the tensors have
-/// `dtypes` (one per argument; hyper entries ignored; empty: every tensor
-/// f32): every tensor read or written once.
-uint64_t normMinimumBytes(llvm::ArrayRef<NormArg> infos,
-                          llvm::ArrayRef<DType> dtypes, int64_t rows,
-                          int64_t cols);
-
 /// A norm plan compiled and loaded into one context.
 struct CompiledNorm {
   std::string key;

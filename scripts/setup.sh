@@ -5,20 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ libfmt-dev libgtest-dev zlib1g-dev python3
-          libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/install-packages.sh
+install_packages setup cmake ninja-build g++ libfmt-dev libgtest-dev zlib1g-dev \
+  python3 libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
 
 cuda=${CUDA_HOME:-/usr/local/cuda}
 if [ ! -f "$cuda/include/nvrtc.h" ]; then

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up and builds (scripts/setup.sh), then runs every test: the lit suite
-# (IR, passes, codegen, tools) and the GoogleTest unit tests. GPU tests skip
-# where no GPU is present. Ends with one "N passed, N failed" line.
+# (IR, passes, codegen, tools) and the GoogleTest unit tests, then the fuzz
+# smoke run (scripts/fuzz.sh: the front end under ASan and UBSan, 120 s from
+# seed 1; KFUSE_FUZZ_SECONDS=0 skips it). GPU tests skip where no GPU is
+# present. Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || exit 1
@@ -10,12 +12,9 @@ scripts/setup.sh || exit 1
 # they are reported unsupported and the rest runs.
 if ! python3 -c "import torch" 2>/dev/null &&
    ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  echo "test: installing python3-torch for the CPU tests of kfuse.torch"
-  $sudo apt-get update -qq >/dev/null 2>&1
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-torch \
-    >/dev/null || echo "test: python3-torch not installed; its tests skip"
+  source scripts/install-packages.sh
+  install_packages test python3-torch ||
+    echo "test: python3-torch not installed; its tests skip"
 fi
 
 log=$(mktemp)
@@ -27,5 +26,15 @@ failed=$(( $(count Failed) + $(count Unresolved) + $(count "Timed Out") + 0 ))
 skipped=$(( $(count Unsupported) + $(count Skipped) + 0 ))
 rm -f "$log"
 [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
+
+fuzz_seconds=${KFUSE_FUZZ_SECONDS:-120}
+if [ "$fuzz_seconds" -gt 0 ]; then
+  if scripts/fuzz.sh --seconds="$fuzz_seconds" --seed=1; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    status=1
+  fi
+fi
 echo "kfuse: $passed passed, $failed failed, $skipped skipped"
 exit "$status"

@@ -17,7 +17,8 @@ config.substitutions.append(("%kfuse_obj", config.kfuse_obj_root))
 config.substitutions.append(("%kfuse_lib", os.path.join(config.kfuse_obj_root, "lib", "libkfuse.so")))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["kfuse-opt", "kfuse"], [config.kfuse_tools_dir])
+llvm_config.add_tool_substitutions(["kfuse-opt", "kfuse", "kfuse-fuzz-replay"],
+                                   [config.kfuse_tools_dir])
 llvm_config.add_tool_substitutions(["FileCheck", "not", "count"], [config.llvm_tools_dir])
 
 # GPU-dependent expectations: a machine with a loadable CUDA driver is "gpu".

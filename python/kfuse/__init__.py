@@ -19,7 +19,7 @@ from collections import namedtuple
 
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib  # noqa: F401
 from ._capi import F32, BF16, F16, ROLE_NAMES, ArgInfoStruct, ArgStruct
-from ._capi import KfuseError, check, lib
+from ._capi import KfuseError, check, hyper_value, lib, read_source
 
 __all__ = ["Update", "ArgInfo", "KfuseError", "MultiTensorUpdate",
            "multi_tensor", "device_arch", "library_path",
@@ -56,17 +56,13 @@ class Update:
 
     def __init__(self, path_or_text, name=None):
         handle = ctypes.c_void_p()
-        is_text = "\n" in path_or_text or "func.func" in path_or_text
-        if is_text:
-            source = name or "<update>"
+        text, source = read_source(path_or_text, name or "<update>", "update")
+        if text is not None:
             check(lib().kfuse_update_create(
-                path_or_text.encode(), source.encode(), ctypes.byref(handle)))
+                text.encode(), source.encode(), ctypes.byref(handle)))
         else:
-            if not os.path.isfile(path_or_text):
-                raise KfuseError(f"no such update file '{path_or_text}'",
-                                 "INVALID_ARGUMENT")
             check(lib().kfuse_update_create_from_file(
-                os.fsencode(path_or_text), ctypes.byref(handle)))
+                os.fsencode(source), ctypes.byref(handle)))
         self._handle = handle
         self.args = self._read_args()
         self._names = [arg.name for arg in self.args]
@@ -147,12 +143,10 @@ class Update:
                             f"missing hyperparameter '{info.name}' (it has no "
                             "default)", "INVALID_ARGUMENT")
                     value = info.default
-                if isinstance(value, torch.Tensor):
-                    value = value.item()
                 args[index].data = None
                 args[index].numel = 0
                 args[index].dtype = F32
-                args[index].value = float(value)
+                args[index].value = hyper_value(info.name, value)
                 continue
             if value is None:
                 raise KfuseError(f"missing tensor '{info.name}'",

@@ -167,6 +167,49 @@ def check(status):
     )
 
 
+def read_source(path_or_text, default_name, what):
+    """(text, name) when `path_or_text` is IR text, else (None, path) for a
+    file: a str holding IR (a newline or "func.func") or a path, or any
+    os.PathLike. Anything else, or a missing file, is a KfuseError."""
+    if isinstance(path_or_text, os.PathLike):
+        path_or_text = os.fspath(path_or_text)
+        if isinstance(path_or_text, bytes):
+            path_or_text = os.fsdecode(path_or_text)
+    elif not isinstance(path_or_text, str):
+        raise KfuseError(
+            f"kfuse.{what.capitalize()} takes a path or IR text, got "
+            f"{type(path_or_text).__name__}", "INVALID_ARGUMENT")
+    elif "\n" in path_or_text or "func.func" in path_or_text:
+        return path_or_text, default_name
+    if not os.path.isfile(path_or_text):
+        raise KfuseError(f"no such {what} file '{path_or_text}'",
+                         "INVALID_ARGUMENT")
+    return None, path_or_text
+
+
+def hyper_value(name, value):
+    """`value` (a real number, or a one-element tensor) as the float the C
+    API takes for hyperparameter `name`; a KfuseError naming it otherwise."""
+    if hasattr(value, "numel") and hasattr(value, "item"):
+        if value.numel() != 1:
+            raise KfuseError(
+                f"hyperparameter '{name}' must be a number or a one-element "
+                f"tensor, got a tensor of {value.numel()} elements",
+                "INVALID_ARGUMENT")
+        value = value.item()
+    if isinstance(value, (str, bytes, complex)) or not hasattr(
+            value, "__float__"):
+        raise KfuseError(
+            f"hyperparameter '{name}' must be a real number, got "
+            f"{type(value).__name__} {value!r:.40}", "INVALID_ARGUMENT")
+    try:
+        return float(value)
+    except (OverflowError, ValueError, TypeError) as error:
+        raise KfuseError(
+            f"hyperparameter '{name}' = {value!r:.40} is not a float: {error}",
+            "INVALID_ARGUMENT") from None
+
+
 # Norms (the kfuse_norm_* functions of runtime/kfuse.h): declared on first
 # use, so that a library from before norms still serves updates.
 NORM_ROLE_NAMES = {3: "hyper", 5: "input", 6: "output"}

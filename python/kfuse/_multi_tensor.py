@@ -36,7 +36,7 @@ import operator
 import weakref
 
 from ._capi import F32, ArgInfoStruct, ArgStruct, KfuseError, ROLE_NAMES
-from ._capi import check, lib
+from ._capi import check, hyper_value, lib
 
 __all__ = ["MultiTensorUpdate", "multi_tensor"]
 
@@ -299,9 +299,7 @@ class MultiTensorUpdate:
                                    "has no default)")
                 else:
                     value = info.default
-            if isinstance(value, torch.Tensor):
-                value = value.item()
-            values[info.name] = float(value)
+            values[info.name] = hyper_value(info.name, value)
         self._initial_inv_scale = given.get("inv_scale")
         return values
 
@@ -421,12 +419,11 @@ class MultiTensorUpdate:
         """Writes a hyper in every plan, ordered on `stream` (default: the
         current stream). Not capturable: in a graph, write hyper_tensor()."""
         import torch
-        if isinstance(value, torch.Tensor):
-            value = value.item()
+        value = hyper_value(name, value)
         for plan in self.plans:
             plan.slot(name)
             check(lib().kfuse_plan_set_hyper_async(
-                plan.handle, name.encode(), float(value),
+                plan.handle, name.encode(), value,
                 _stream_handle(torch, stream, plan.device)))
 
     def get_hyper(self, name):

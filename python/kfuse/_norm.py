@@ -32,7 +32,7 @@ from collections import namedtuple
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib
 from ._capi import F32, BF16, F16, NORM_ROLE_NAMES, SHAPE_NAMES
 from ._capi import ArgStruct, KfuseError, NormArgDescStruct
-from ._capi import check_norm, norm_lib, OK
+from ._capi import check_norm, hyper_value, norm_lib, OK, read_source
 
 __all__ = ["Norm", "NormArgInfo", "norm_library_dir", "library_norm",
            "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
@@ -127,18 +127,15 @@ class Norm:
     def __init__(self, path_or_text, name=None):
         handle = ctypes.c_void_p()
         lib = norm_lib()
-        is_text = "\n" in path_or_text or "func.func" in path_or_text
-        if is_text:
-            source = name or "<norm>"
+        text, source = read_source(path_or_text, name or "<norm>", "norm")
+        if text is not None:
             check_norm(lib.kfuse_norm_create(
-                path_or_text.encode(), source.encode(), ctypes.byref(handle)))
+                text.encode(), source.encode(), ctypes.byref(handle)))
         else:
-            if not os.path.isfile(path_or_text):
-                raise _invalid(f"no such norm file '{path_or_text}'")
             check_norm(lib.kfuse_norm_create_from_file(
-                os.fsencode(path_or_text), ctypes.byref(handle)))
+                os.fsencode(source), ctypes.byref(handle)))
         self._handle = handle
-        self.source = name or (path_or_text if not is_text else "<norm>")
+        self.source = name or source
         self.args = self._read_args()
         self._names = [arg.name for arg in self.args]
         self._name_set = frozenset(self._names)
@@ -191,6 +188,10 @@ class Norm:
         for index, info in enumerate(self.args):
             codes[index] = (_dtype_code(dtypes[info.name], info.name)
                             if info.name in dtypes else F32)
+        for what, extent in (("rows", rows), ("cols", cols)):
+            if not isinstance(extent, int) or not 0 <= extent < 1 << 63:
+                raise _invalid(f"{what} must be an int from 0 to 2**63 - 1, "
+                               f"got {extent!r:.40}")
         out = ctypes.c_uint64()
         check_norm(norm_lib().kfuse_norm_bytes(
             self._handle, codes, len(self.args), rows, cols,
@@ -233,9 +234,7 @@ class Norm:
                     raise _invalid(f"missing hyperparameter '{name}' (it has "
                                    "no default)")
                 value = default
-            elif isinstance(value, torch.Tensor):
-                value = value.item()
-            args[index].value = float(value)
+            args[index].value = hyper_value(name, value)
 
     def lean_launcher(self, order):
         """launch(rows, cols, *values): a launch on the current device's

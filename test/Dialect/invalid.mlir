@@ -419,3 +419,100 @@ func.func @reduce_kind(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
   kfuse.write %s to %m : tensor<?x1xf32>
   return
 }
+
+// -----
+
+// The whole-function rules of an update and of a norm check each argument's
+// type before they read its shape: MLIR verifies kfuse.update and kfuse.norm
+// before the argument attributes.
+
+// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, got 'f32'}}
+func.func @update_scalar_params(%a: f32 {kfuse.role = #kfuse.role<param>}, %b: f32 {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 with role 'grad' must be a 1-D tensor of floats, got 'i32'}}
+func.func @update_integer_grad(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %g: i32 {kfuse.role = #kfuse.role<grad>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, got 'index'}}
+func.func @update_index_param(%p: index {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 with role 'state' must be a 1-D tensor of floats, got 'none'}}
+func.func @update_none_state(%s: none {kfuse.role = #kfuse.role<state>}, %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, got 'complex<f32>'}}
+func.func @update_complex_param(%p: complex<f32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 with role 'state' must be a 1-D tensor of floats, got 'tensor<*xf32>'}}
+func.func @update_unranked_state(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %s: tensor<*xf32> {kfuse.role = #kfuse.role<state>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 with role 'hyper' must be a float scalar, got 'i64'}}
+func.func @update_integer_hyper(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %lr: i64 {kfuse.role = #kfuse.role<hyper>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 has role 'input'; an update takes 'param', 'grad', 'state', 'model' and 'hyper' arguments}}
+func.func @update_norm_role(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 with role 'input' must be a 2-D tensor of floats, got 'tensor<f32>'}}
+func.func @norm_rank0_input(%x: tensor<f32> {kfuse.role = #kfuse.role<input>}) attributes {kfuse.norm} { return }
+
+// -----
+
+// expected-error @+1 {{argument #0 with role 'output' must be a 2-D tensor of floats, got 'f32'}}
+func.func @norm_scalar_output(%y: f32 {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} { return }
+
+// -----
+
+// expected-error @+1 {{argument #1 with role 'hyper' must be a float scalar, got 'tensor<?x?xf32>'}}
+func.func @norm_tensor_hyper(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>}, %eps: tensor<?x?xf32> {kfuse.role = #kfuse.role<hyper>}) attributes {kfuse.norm} { return }
+
+// -----
+
+// A default past the range of its type parses as infinity.
+// expected-error @+1 {{argument #1 'kfuse.default' must be finite, got INF (a 'f32' literal past its range reads as infinity)}}
+func.func @default_overflows(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.default = 1.0e39 : f32}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 'kfuse.default' 1.000000e+39 is out of the range of 'f32'}}
+func.func @default_out_of_range(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.default = 1.0e39 : f64}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}

@@ -20,13 +20,17 @@
 #include "gtest/gtest.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <future>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace kfuse;
@@ -255,6 +259,55 @@ TEST_F(DiskCacheTest, ForeignFileIsACorruptMiss) {
   CacheLookup found = cache.lookup(key);
   EXPECT_EQ(found.miss, CacheMiss::Corrupt);
   EXPECT_NE(found.reason.find("bad magic"), std::string::npos) << found.reason;
+}
+
+TEST_F(DiskCacheTest, NonRegularEntriesAreCorruptMissesAndCleared) {
+  DiskCache cache(options());
+  std::string fifoKey = keyFor("fifo"), dirKey = keyFor("directory"),
+              idleFifoKey = keyFor("idle-fifo"),
+              idleDirKey = keyFor("idle-directory");
+  for (const std::string &key : {fifoKey, dirKey, idleFifoKey, idleDirKey})
+    ASSERT_FALSE(fs::create_directories(
+        llvm::sys::path::parent_path(cache.entryPath(key))));
+  for (const std::string &key : {fifoKey, idleFifoKey})
+    ASSERT_EQ(::mkfifo(cache.entryPath(key).c_str(), 0600), 0);
+  for (const std::string &key : {dirKey, idleDirKey}) {
+    ASSERT_FALSE(fs::create_directory(cache.entryPath(key)));
+    writeFile(cache.entryPath(key) + "/inside", "x");
+  }
+
+  // A FIFO opened for reading waits for a writer: the lookup must not.
+  auto pending =
+      std::async(std::launch::async, [&] { return cache.lookup(fifoKey); });
+  if (pending.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    // Unblock the reader so that the test ends, then fail.
+    int writer = ::open(cache.entryPath(fifoKey).c_str(), O_WRONLY);
+    ::close(writer);
+    FAIL() << "the lookup of a FIFO entry blocked";
+  }
+  CacheLookup fifo = pending.get();
+  EXPECT_EQ(fifo.miss, CacheMiss::Corrupt);
+  EXPECT_NE(fifo.reason.find("not a regular file"), std::string::npos)
+      << fifo.reason;
+  // Removed as a corrupt entry is, so that the next store lands.
+  EXPECT_FALSE(fs::exists(cache.entryPath(fifoKey)));
+  ASSERT_TRUE(cache.store(fifoKey, "payload"));
+  EXPECT_TRUE(cache.lookup(fifoKey).hit());
+
+  CacheLookup directory = cache.lookup(dirKey);
+  EXPECT_EQ(directory.miss, CacheMiss::Corrupt);
+  EXPECT_NE(directory.reason.find("not a regular file"), std::string::npos)
+      << directory.reason;
+  EXPECT_FALSE(fs::exists(cache.entryPath(dirKey)));
+
+  // clear removes whatever stands at an entry's name: the stored entry and
+  // the FIFO and directory no lookup has met.
+  EXPECT_EQ(cache.stats().entries, 3u);
+  CacheClearResult cleared = cache.clear();
+  EXPECT_TRUE(cleared.warning.empty()) << cleared.warning;
+  EXPECT_EQ(cleared.entries, 3u);
+  for (const std::string &key : {fifoKey, idleFifoKey, idleDirKey})
+    EXPECT_FALSE(fs::exists(cache.entryPath(key))) << key;
 }
 
 TEST_F(DiskCacheTest, EntryCopiedUnderAnotherKeyIsACorruptMiss) {
@@ -615,7 +668,11 @@ TEST(DiskCacheOptionsTest, BoundFromTheEnvironment) {
   EXPECT_EQ(bound("512M"), uint64_t(512) << 20);
   EXPECT_EQ(bound("2GiB"), uint64_t(2) << 30);
   EXPECT_EQ(bound("64k"), uint64_t(64) << 10);
-  for (const char *bad : {"lots", "-5", "0", "12X", "99999999999T"}) {
+  EXPECT_EQ(bound("9223372036854775807"), uint64_t(INT64_MAX));
+  // Past 2^63 - 1 a size no longer reads back as a signed 64-bit number.
+  for (const char *bad :
+       {"lots", "-5", "0", "12X", "99999999999T", "18446744073709551615",
+        "9223372036854775808", "8388608T"}) {
     std::string warning;
     EXPECT_EQ(bound(bad, &warning), DiskCacheOptions::kDefaultMaxBytes) << bad;
     EXPECT_NE(warning.find("ignoring KFUSE_CACHE_MAX_BYTES"), std::string::npos)

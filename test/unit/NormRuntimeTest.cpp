@@ -322,6 +322,13 @@ TEST(NormRuntimeTest, MinimumBytes) {
   dtypes[indexOf(*norm, "y")] = DType::bf16;
   EXPECT_EQ(normMinimumBytes(norm->args(), dtypes, 7, 4096),
             2u * 7 * 4096 * 2 + 2u * 4096 * 4 + 2u * 7 * 4);
+  // Counts past 2^64 and negative extents have no answer, not a wrapped one.
+  EXPECT_EQ(
+      normMinimumBytes(norm->args(), {}, int64_t(1) << 62, int64_t(1) << 62),
+      std::nullopt);
+  EXPECT_EQ(normMinimumBytes(norm->args(), {}, int64_t(1) << 60, 1),
+            std::nullopt);
+  EXPECT_EQ(normMinimumBytes(norm->args(), {}, -1, 4096), std::nullopt);
 }
 
 TEST(NormRuntimeTest, BadLaunchFailsBeforeNeedingADevice) {

@@ -19,11 +19,9 @@ using namespace mlir;
 
 namespace kfuse {
 
-/// When `text` holds a norm function and no update, runs the norm check
-/// (CheckNorm.cpp) and returns the exit status; nothing otherwise.
-std::optional<int> runNormCheckIfNorm(const CommonOptions &options,
-                                      StringRef text, double tolerance,
-                                      uint64_t seed);
+/// The norm check of the norm in `module` (CheckNorm.cpp): the exit status.
+int runNormCheckCommand(const CommonOptions &options, ModuleOp module,
+                        double tolerance, uint64_t seed);
 
 namespace {
 struct DeviceCheck {
@@ -122,16 +120,44 @@ compileModule(MLIRContext &context, StringRef text,
   return std::move(*module);
 }
 
-int runCheck(const CommonOptions &options, int64_t numel, int steps,
-             double tolerance, uint64_t seed) {
+/// The elements per tensor of a check of `update`: `requested`, else its
+/// static size, else CheckOptions' default.
+static Expected<int64_t> checkNumel(func::FuncOp update,
+                                    std::optional<int64_t> requested) {
+  if (requested)
+    return *requested;
+  for (Type type : update.getArgumentTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && tensor.hasStaticShape()) {
+      if (tensor.getNumElements() > kMaxCheckElements)
+        return createStringError(
+            "'" + update.getSymName() + "' has a static shape of " +
+            Twine(tensor.getNumElements()) +
+            " elements; kfuse check runs at most " + Twine(kMaxCheckElements));
+      return tensor.getNumElements();
+    }
+  return CheckOptions().numel;
+}
+
+int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
+             int steps, double tolerance, uint64_t seed) {
   Expected<std::string> text = readInput(options);
   if (!text)
     return reportError(text.takeError());
-  if (std::optional<int> status =
-          runNormCheckIfNorm(options, *text, tolerance, seed))
-    return *status;
+  std::unique_ptr<MLIRContext> context = createContext();
+  DiagnosticPrinter diagnostics(*context);
+  Expected<ParsedKernel> parsed = parseKernel(*context, *text, options.input);
+  if (!parsed)
+    return reportError(parsed.takeError());
+  if (Error error = checkOptionsApply(options, parsed->kind))
+    return reportError(std::move(error));
+  if (parsed->kind == KernelKind::norm)
+    return runNormCheckCommand(options, *parsed->module, tolerance, seed);
+  Expected<int64_t> numel = checkNumel(findUpdate(*parsed->module), requested);
+  if (!numel)
+    return reportError(numel.takeError());
   CheckOptions checkOptions;
-  checkOptions.numel = numel;
+  checkOptions.numel = *numel;
   checkOptions.steps = steps;
   checkOptions.seed = seed;
   bool narrow = options.spec.paramDType != DType::f32 ||
@@ -140,8 +166,7 @@ int runCheck(const CommonOptions &options, int64_t numel, int steps,
   checkOptions.tolerance = tolerance > 0 ? tolerance : narrow ? 1e-2 : 1e-6;
 
   CommonOptions specialized = options;
-  specialized.spec.numel = numel;
-  std::unique_ptr<MLIRContext> context = createContext();
+  specialized.spec.numel = *numel;
   PipelineOptions unfusedPipeline = options.pipeline;
   unfusedPipeline.fuse = false;
   auto unfused = compileModule(*context, *text, specialized, unfusedPipeline);
@@ -158,7 +183,7 @@ int runCheck(const CommonOptions &options, int64_t numel, int steps,
       kfuse::runCheck(reference, reference, findUpdate(**fused), checkOptions);
   if (failed(report))
     return 1;
-  outs() << "kfuse check: " << options.input << " (" << numel
+  outs() << "kfuse check: " << options.input << " (" << *numel
          << " elements, param " << dtypeName(options.spec.paramDType)
          << ", grad " << dtypeName(options.spec.gradDType) << ", state "
          << dtypeName(options.spec.stateDType) << ")\n";

@@ -5,9 +5,11 @@
 
 #include "codegen/Pipeline.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace kfuse {
 
@@ -17,7 +19,13 @@ struct CommonOptions {
   Specialization spec;
   PipelineOptions pipeline;
   std::string arch; // empty: the local GPU's, else sm_90
+  /// The options given that apply to one kind of kernel only ("--cols"),
+  /// refused when the source holds the other kind.
+  std::vector<std::string> updateOnly, normOnly;
 };
+
+/// Fails when `options` name an option of the other kind than `kind`.
+llvm::Error checkOptionsApply(const CommonOptions &options, KernelKind kind);
 
 /// Reads the file named by `options.input` ("-" for stdin).
 llvm::Expected<std::string> readInput(const CommonOptions &options);
@@ -25,10 +33,9 @@ llvm::Expected<std::string> readInput(const CommonOptions &options);
 /// The arch to compile for: the option, else the local GPU's, else sm_90.
 std::string resolveArch(const std::string &requested);
 
-/// What `kfuse compile` takes for a norm (an update ignores it).
+/// What `kfuse compile` takes for a norm (an update refuses it).
 struct NormCompileOptions {
   int64_t cols = 0;
-  bool colsGiven = false; // --cols: the source must hold a norm
   std::string inputDType = "f32";
   std::string weightDType; // empty: the input dtype
 };
@@ -36,13 +43,27 @@ struct NormCompileOptions {
 /// Parses the input once and compiles the update or norm it holds.
 int runCompile(const CommonOptions &options, const NormCompileOptions &norm,
                const std::string &emit, const std::string &output, bool stats);
-int runCheck(const CommonOptions &options, int64_t numel, int steps,
-             double tolerance, uint64_t seed);
+/// The most steps `kfuse check` runs.
+constexpr int kMaxCheckSteps = 1000;
+/// `kfuse check`; `numel` (dynamic shapes' element count) defaults to a
+/// static shape's, else CheckOptions' default.
+int runCheck(const CommonOptions &options, std::optional<int64_t> numel,
+             int steps, double tolerance, uint64_t seed);
 int runBench(const CommonOptions &options, int64_t numel, int iterations,
              int warmup);
 
 /// Prints "kfuse: error: <message>" to stderr and returns 1.
 int reportError(llvm::Error error);
+
+/// While alive, prints the diagnostics of `context` to stderr as
+/// FILE:LINE:COL: error: ... (and their notes), as the parse errors are.
+class DiagnosticPrinter {
+public:
+  explicit DiagnosticPrinter(mlir::MLIRContext &context);
+
+private:
+  mlir::ScopedDiagnosticHandler handler;
+};
 
 } // namespace kfuse
 

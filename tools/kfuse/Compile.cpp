@@ -5,6 +5,7 @@
 #include "codegen/CudaEmitter.h"
 #include "codegen/NormPipeline.h"
 #include "dialect/KFuseUpdate.h"
+#include "dialect/SourceLimits.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Dump.h"
 #include "runtime/ImageCache.h"
@@ -15,7 +16,6 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -39,13 +39,31 @@ int reportError(Error error) {
   return 1;
 }
 
+DiagnosticPrinter::DiagnosticPrinter(MLIRContext &context)
+    : handler(&context, [](Diagnostic &diag) {
+        errs() << formatLocation(diag.getLocation()) << ": "
+               << (diag.getSeverity() == DiagnosticSeverity::Error ? "error"
+                                                                   : "note")
+               << ": " << diag << "\n";
+        for (Diagnostic &note : diag.getNotes())
+          errs() << formatLocation(note.getLocation()) << ": note: " << note
+                 << "\n";
+        return success();
+      }) {}
+
+Error checkOptionsApply(const CommonOptions &options, KernelKind kind) {
+  const std::vector<std::string> &wrong =
+      kind == KernelKind::norm ? options.updateOnly : options.normOnly;
+  if (wrong.empty())
+    return Error::success();
+  return createStringError(wrong.front() + " applies to " +
+                           (kind == KernelKind::norm ? "updates" : "norms") +
+                           " only; '" + options.input + "' holds " +
+                           (kind == KernelKind::norm ? "a norm" : "an update"));
+}
+
 Expected<std::string> readInput(const CommonOptions &options) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFileOrSTDIN(options.input, /*IsText=*/true);
-  if (!buffer)
-    return createStringError("cannot read '" + options.input +
-                             "': " + buffer.getError().message());
-  return (*buffer)->getBuffer().str();
+  return readKernelSource(options.input);
 }
 
 std::string resolveArch(const std::string &requested) {
@@ -464,7 +482,7 @@ int runCompile(const CommonOptions &options, const NormCompileOptions &norm,
   // with no MLIR at all. (A norm's key would need its dtypes and cols; its
   // source is read as an update's here, finds no entry, and is parsed.)
   bool makesCubin = input.compilesImage && !(emit == "ptx" && !stats);
-  if (makesCubin && !norm.colsGiven && processDiskCache()) {
+  if (makesCubin && options.normOnly.empty() && processDiskCache()) {
     const std::string &arch = input.arch(options);
     input.planKey = planEntryKey(
         compileCacheKey(input.text, options.spec, arch, options.pipeline));
@@ -476,14 +494,12 @@ int runCompile(const CommonOptions &options, const NormCompileOptions &norm,
 
   auto stage = std::chrono::steady_clock::now();
   input.context = createContext();
-  // --cols says a norm; otherwise the source does.
-  std::optional<KernelKind> required;
-  if (norm.colsGiven)
-    required = KernelKind::norm;
   Expected<ParsedKernel> parsed =
-      parseKernel(*input.context, input.text, options.input, required);
+      parseKernel(*input.context, input.text, options.input);
   if (!parsed)
     return reportError(parsed.takeError());
+  if (Error error = checkOptionsApply(options, parsed->kind))
+    return reportError(std::move(error));
   input.module = std::move(parsed->module);
   input.times.parseMs = msSince(stage);
   if (parsed->kind == KernelKind::norm)

@@ -14,6 +14,7 @@
 #include "tools/kfuse/Commands.h"
 
 #include "codegen/NormPipeline.h"
+#include "interpreter/Check.h"
 #include "runtime/NvJitLink.h"
 #include "runtime/Nvrtc.h"
 
@@ -21,6 +22,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace llvm;
 using namespace kfuse;
@@ -96,7 +99,8 @@ static cl::opt<bool>
 static cl::opt<unsigned>
     maxGroupSize("max-group-size",
                  cl::desc("most elementwise ops in one kernel (0: no limit)"),
-                 cl::init(0), KFUSE_ALL_COMMANDS, cl::cat(category));
+                 cl::init(kDefaultMaxGroupSize), KFUSE_ALL_COMMANDS,
+                 cl::cat(category));
 
 static cl::list<std::string>
     cacheArgs(cl::Positional, cl::ZeroOrMore,
@@ -140,9 +144,10 @@ static cl::opt<std::string> weightDType(
              "input dtype); per-row tensors are f32"),
     cl::init(""), cl::sub(compileCommand), cl::cat(category));
 
-static cl::opt<int64_t> checkNumel("numel", cl::desc("elements per tensor"),
-                                   cl::init(4099), cl::sub(checkCommand),
-                                   cl::cat(category));
+static cl::opt<int64_t> checkNumel(
+    "numel",
+    cl::desc("elements per tensor (default: a static shape's, else 4099)"),
+    cl::init(4099), cl::sub(checkCommand), cl::cat(category));
 static cl::opt<int> steps("steps", cl::desc("update steps to run"), cl::init(3),
                           cl::sub(checkCommand), cl::cat(category));
 static cl::opt<double>
@@ -163,10 +168,27 @@ static cl::opt<int> warmup("warmup", cl::desc("untimed launches first"),
                            cl::init(5), cl::sub(benchCommand),
                            cl::cat(category));
 
+/// The "--name" of each option in `candidates` that the command line gives.
+static std::vector<std::string>
+givenOptions(std::initializer_list<const cl::Option *> candidates) {
+  std::vector<std::string> given;
+  for (const cl::Option *option : candidates)
+    if (option->getNumOccurrences() > 0)
+      given.push_back(("--" + option->ArgStr).str());
+  return given;
+}
+
 /// Fills the shared options, or reports what is wrong with them.
 static Expected<CommonOptions> collectCommonOptions() {
   CommonOptions options;
   options.input = input;
+  // compile, check and bench share the option objects of the shared flags;
+  // --numel and --steps are each subcommand's own.
+  options.updateOnly = givenOptions(
+      {&paramDType, &gradDType, &stateDType, &modelDType, &masterWeights,
+       &numelMultiple, &codegen, &noFusion, &multiTensor, &gradScaling,
+       &maxGroupSize, &compileNumel, &checkNumel, &steps});
+  options.normOnly = givenOptions({&normCols, &inputDType, &weightDType});
   auto parse = [](StringRef option, StringRef value) -> Expected<DType> {
     if (std::optional<DType> dtype = parseDType(value.str());
         dtype && *dtype != DType::pred)
@@ -195,9 +217,12 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.spec.stateDType = *state;
   options.spec.modelDType = *model;
   options.spec.alignment = alignment;
-  if (numelMultiple == 0 || (numelMultiple & (numelMultiple - 1)) != 0)
-    return createStringError("--numel-multiple must be a power of two, got " +
-                             Twine(numelMultiple.getValue()));
+  if (numelMultiple == 0 || numelMultiple > 8 ||
+      (numelMultiple & (numelMultiple - 1)) != 0)
+    return createStringError(
+        "--numel-multiple must be 1, 2, 4 or 8 (a power of two up to the "
+        "widest vector), got " +
+        Twine(numelMultiple.getValue()));
   options.spec.numelMultiple = numelMultiple;
   options.pipeline.fuse = !noFusion;
   options.pipeline.maxGroupSize = maxGroupSize;
@@ -205,6 +230,11 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.pipeline.gradScaling = gradScaling;
   options.pipeline.masterWeights = masterWeights;
   options.arch = arch;
+  // Checked whatever --emit asks for: the arch is part of what the compile
+  // means, even where no image is made.
+  if (!arch.empty())
+    if (Expected<int> sm = validateArch(arch); !sm)
+      return sm.takeError();
   if (!codegen.empty()) {
     std::optional<CodegenMode> mode = parseCodegenMode(codegen);
     if (!mode)
@@ -252,13 +282,29 @@ int main(int argc, char **argv) {
     options->spec.numel = compileNumel;
     NormCompileOptions norm;
     norm.cols = normCols;
-    norm.colsGiven = normCols.getNumOccurrences() > 0;
     norm.inputDType = inputDType;
     norm.weightDType = weightDType;
     return runCompile(*options, norm, emit, output, stats);
   }
-  if (checkCommand)
-    return runCheck(*options, checkNumel, steps, tolerance, seed);
+  if (checkCommand) {
+    if (!std::isfinite(tolerance) || tolerance < 0)
+      return reportError(createStringError(
+          "--tolerance must be a non-negative number (0: the default), got " +
+          std::to_string(tolerance.getValue())));
+    if (checkNumel <= 0 || checkNumel > kMaxCheckElements)
+      return reportError(createStringError(
+          "--numel must be from 1 to " + Twine(kMaxCheckElements) +
+          " (the check's element budget), got " +
+          Twine(checkNumel.getValue())));
+    if (steps <= 0 || steps > kMaxCheckSteps)
+      return reportError(createStringError("--steps must be from 1 to " +
+                                           Twine(kMaxCheckSteps) + ", got " +
+                                           Twine(steps.getValue())));
+    std::optional<int64_t> numel;
+    if (checkNumel.getNumOccurrences() > 0)
+      numel = checkNumel;
+    return runCheck(*options, numel, steps, tolerance, seed);
+  }
   if (benchCommand)
     return runBench(*options, benchNumel, iterations, warmup);
   WithColor::error(errs(), "kfuse")

@@ -1,0 +1,3 @@
+func.func @scalar_grad(%g: f32 {kfuse.role = #kfuse.role<grad>}) {
+  return
+}

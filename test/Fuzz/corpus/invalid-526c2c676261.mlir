@@ -1,0 +1,3 @@
+func.func @string_role(%p: tensor<4xf32> {kfuse.role = "param"}) {
+  return
+}

@@ -1,0 +1,3 @@
+func.func @unknown_attr() attributes {kfuse.fast} {
+  return
+}
