@@ -8,6 +8,8 @@
 #include "runtime/Jit.h"
 #include "runtime/MultiTensorPlan.h"
 
+#include <nvrtc.h>
+
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -226,6 +228,52 @@ kfuse_status kfuse_update_compile(kfuse_update *update, const kfuse_arg *args,
     if (!compiled)
       return fail(compiled.takeError());
     reportCompile(info, built, (*compiled)->cacheSource, start);
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_update_compile_for_arch(const kfuse_update *update,
+                                           const char *arch, int fuse,
+                                           kfuse_compile_info *info) {
+  return guarded([&] {
+    auto start = std::chrono::steady_clock::now();
+    if (!update || !arch)
+      return fail(KFUSE_INVALID_ARGUMENT, "update or arch is null");
+    PipelineOptions options;
+    options.fuse = fuse != 0;
+    llvm::Expected<PlannedImage> made =
+        update->update->compileForArch(Specialization(), options, arch);
+    if (!made)
+      return fail(made.takeError());
+    reportCompile(info, /*built=*/true, made->image.source, start);
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_update_interpret(const kfuse_update *update,
+                                    kfuse_host_arg *args, size_t nargs) {
+  return guarded([&] {
+    if (!update)
+      return fail(KFUSE_INVALID_ARGUMENT, "update is null");
+    if (!args && nargs != 0)
+      return fail(KFUSE_INVALID_ARGUMENT, "args is null");
+    // Checked as a launch's arguments are, host pointers for device ones.
+    std::vector<kfuse_arg> asLaunch(nargs);
+    std::vector<std::vector<double>> tensors(nargs);
+    for (size_t i = 0; i < nargs; ++i) {
+      asLaunch[i] = {args[i].data, args[i].numel, args[i].dtype, args[i].value};
+      if (args[i].data && args[i].numel > 0)
+        tensors[i].assign(args[i].data, args[i].data + args[i].numel);
+    }
+    std::vector<LaunchArg> launchArgs;
+    if (kfuse_status status =
+            updateLaunchArgs(update, asLaunch.data(), nargs, launchArgs))
+      return status;
+    if (llvm::Error error = update->update->interpret(launchArgs, tensors))
+      return fail(std::move(error));
+    for (size_t i = 0; i < nargs; ++i)
+      if (args[i].data && args[i].numel > 0)
+        std::copy(tensors[i].begin(), tensors[i].end(), args[i].data);
     return succeed();
   });
 }
@@ -473,5 +521,29 @@ kfuse_status kfuse_device_arch(char *buf, size_t len) {
 }
 
 const char *kfuse_last_error(void) { return lastError().c_str(); }
+
+const char *kfuse_version(void) { return KFUSE_VERSION_STRING; }
+
+kfuse_status kfuse_nvrtc_version(int *major, int *minor) {
+  return guarded([&] {
+    if (!major || !minor)
+      return fail(KFUSE_INVALID_ARGUMENT, "major or minor is null");
+    if (::nvrtcVersion(major, minor) != NVRTC_SUCCESS)
+      return fail(KFUSE_COMPILE, "nvrtcVersion failed");
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_driver_version(int *version) {
+  return guarded([&] {
+    if (!version)
+      return fail(KFUSE_INVALID_ARGUMENT, "version is null");
+    *version = installedDriverVersion();
+    if (*version == 0)
+      return fail(KFUSE_NO_DRIVER, "no CUDA driver (libcuda.so.1 does not "
+                                   "load or reports no version)");
+    return succeed();
+  });
+}
 
 } // extern "C"

@@ -8,6 +8,9 @@
 #include "runtime/Log.h"
 #include "runtime/PlanCache.h"
 
+#include "dialect/KFuseUpdate.h"
+#include "interpreter/Interpreter.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -237,16 +240,11 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
   return compiled;
 }
 
-llvm::Expected<std::shared_ptr<CompiledUpdate>>
-Update::buildModule(const std::string &key, const Specialization &spec,
-                    const PipelineOptions &options, CudaDriver *driver,
-                    const DeviceInfo *device) {
-  auto start = std::chrono::steady_clock::now();
-  auto compiled = std::make_shared<CompiledUpdate>();
-  compiled->key = key;
-  compiled->context = device->context;
-  llvm::Expected<NvrtcOptions> nvrtcOptions =
-      nvrtcOptionsForDevice(device->arch);
+llvm::Expected<PlannedImage>
+Update::compileImage(const std::string &key, const Specialization &spec,
+                     const PipelineOptions &options, llvm::StringRef arch,
+                     llvm::function_ref<int()> driverVersion) const {
+  llvm::Expected<NvrtcOptions> nvrtcOptions = nvrtcOptionsForDevice(arch);
   if (!nvrtcOptions)
     return nvrtcOptions.takeError();
   CodegenMode mode = processCodegenMode();
@@ -264,13 +262,13 @@ Update::buildModule(const std::string &key, const Specialization &spec,
   DiskCache *cache = processDiskCache();
   bool usePlanCache = cache && !nvrtcOptions->ptxOnly;
   std::string planKey = usePlanCache ? planEntryKey(key) : "";
+  PlannedImage result;
   std::optional<CompiledImage> image;
   if (usePlanCache) {
     std::string warning;
-    if (std::optional<CachedPlan> cached = lookupPlan(
-            *cache, planKey, [&] { return driver->driverVersion(); },
-            warning)) {
-      compiled->plan = std::move(cached->plan);
+    if (std::optional<CachedPlan> cached =
+            lookupPlan(*cache, planKey, driverVersion, warning)) {
+      result.plan = std::move(cached->plan);
       image = std::move(cached->image);
     } else if (!warning.empty()) {
       logWarning(warning);
@@ -281,25 +279,86 @@ Update::buildModule(const std::string &key, const Specialization &spec,
         compileToPlan(irText, name, spec, options, ptxSm);
     if (!plan)
       return withCode(plan.takeError(), ErrorCode::Compile);
-    compiled->plan = std::move(*plan);
-    llvm::Expected<CompiledImage> made =
-        compilePlanImage({compiled->plan.source, compiled->plan.ptx,
-                          compiled->plan.ptxUnsupported},
-                         compiled->plan.updateName + ".cu", *nvrtcOptions, mode,
-                         driver->driverVersion(), cache);
+    result.plan = std::move(*plan);
+    llvm::Expected<CompiledImage> made = compilePlanImage(
+        {result.plan.source, result.plan.ptx, result.plan.ptxUnsupported},
+        result.plan.updateName + ".cu", *nvrtcOptions, mode, driverVersion(),
+        cache);
     if (!made)
       return withCode(made.takeError(), ErrorCode::Compile);
     image = std::move(*made);
     // Where the image is on disk, its plan follows.
     if (usePlanCache && image->onDisk && !image->nvrtc.cubin.empty())
-      storePlan(*cache, planKey, compiled->plan, image->key,
-                driver->driverVersion());
+      storePlan(*cache, planKey, result.plan, image->key, driverVersion());
   }
-  compiled->nvrtc = std::move(image->nvrtc);
-  compiled->cacheSource = image->source;
-  dumpModule(compiled->plan.updateName, image->key, irText,
-             compiled->plan.source, compiled->nvrtc.ptx);
-  double diskMs = image->diskMs;
+  dumpModule(result.plan.updateName, image->key, irText, result.plan.source,
+             image->nvrtc.ptx);
+  result.image = std::move(*image);
+  return result;
+}
+
+llvm::Expected<PlannedImage>
+Update::compileForArch(const Specialization &spec,
+                       const PipelineOptions &options,
+                       llvm::StringRef arch) const {
+  return compileImage(compileCacheKey(irText, spec, arch, options), spec,
+                      options, arch, installedDriverVersion);
+}
+
+llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args,
+                              std::vector<std::vector<double>> &tensors) const {
+  llvm::Expected<Specialization> spec = specialize(args);
+  if (!spec)
+    return spec.takeError();
+  if (tensors.size() != args.size())
+    return makeError(ErrorCode::InvalidArgument,
+                     "expected " + llvm::Twine(args.size()) +
+                         " value arrays, got " + llvm::Twine(tensors.size()));
+  mlir::MLIRContext &context = threadContext();
+  auto module = parseUpdate(context, irText, name);
+  if (!module)
+    return withCode(module.takeError(), ErrorCode::Parse);
+  PipelineOptions unfused;
+  unfused.fuse = false;
+  if (llvm::Error error = runPipeline(**module, *spec, unfused))
+    return withCode(std::move(error), ErrorCode::Compile);
+  UpdateValues values;
+  values.tensors = tensors;
+  for (const LaunchArg &arg : args)
+    values.scalars.push_back(arg.value);
+  std::string diagnostics;
+  llvm::raw_string_ostream stream(diagnostics);
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    stream << formatLocation(diag.getLocation()) << ": error: " << diag << "\n";
+    return mlir::success();
+  });
+  if (mlir::failed(
+          interpretUpdate(findUpdate(**module), values, Precision::F32)))
+    return makeError(ErrorCode::InvalidArgument,
+                     diagnostics.empty()
+                         ? "the interpreter failed"
+                         : llvm::StringRef(diagnostics).rtrim());
+  tensors = std::move(values.tensors);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::shared_ptr<CompiledUpdate>>
+Update::buildModule(const std::string &key, const Specialization &spec,
+                    const PipelineOptions &options, CudaDriver *driver,
+                    const DeviceInfo *device) {
+  auto start = std::chrono::steady_clock::now();
+  auto compiled = std::make_shared<CompiledUpdate>();
+  compiled->key = key;
+  compiled->context = device->context;
+  llvm::Expected<PlannedImage> made =
+      compileImage(key, spec, options, device->arch,
+                   [&] { return driver->driverVersion(); });
+  if (!made)
+    return made.takeError();
+  compiled->plan = std::move(made->plan);
+  compiled->nvrtc = std::move(made->image.nvrtc);
+  compiled->cacheSource = made->image.source;
+  double diskMs = made->image.diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 
   const std::string &binary = compiled->nvrtc.cubin.empty()

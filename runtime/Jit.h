@@ -87,6 +87,12 @@ struct CompiledUpdate {
   int64_t temporaryNumel = 0;
 };
 
+/// A kernel plan and its compiled image, not loaded.
+struct PlannedImage {
+  KernelPlan plan;
+  CompiledImage image;
+};
+
 class Update {
 public:
   /// Parses `text` (named `sourceName` in diagnostics) and reads its
@@ -118,6 +124,20 @@ public:
   compile(const Specialization &spec, const PipelineOptions &options,
           bool *built = nullptr);
 
+  /// The plan and image for `spec` on a device of `arch` ("sm_90"), through
+  /// the disk cache, without a device or driver: nothing is loaded. A
+  /// warm-up for another machine's arch, and the self-test of a build.
+  llvm::Expected<PlannedImage> compileForArch(const Specialization &spec,
+                                              const PipelineOptions &options,
+                                              llvm::StringRef arch) const;
+  /// Runs the update once on host memory in the reference interpreter, as
+  /// a launch with `args` would on the GPU (f32 arithmetic, storage
+  /// rounding), with fusion off. `args` are as for launch(), with host
+  /// pointers; `tensors` holds each tensor argument's values in doubles
+  /// (indexed like `args`, empty for hypers), replaced where the update
+  /// writes them. No GPU needed: the oracle of the self-test.
+  llvm::Error interpret(llvm::ArrayRef<LaunchArg> args,
+                        std::vector<std::vector<double>> &tensors) const;
   /// compile() on a new thread, in the calling thread's CUDA context (none:
   /// the one compile() would take). This Update must outlive the future.
   std::future<llvm::Expected<std::shared_ptr<CompiledUpdate>>>
@@ -133,8 +153,15 @@ private:
   llvm::Expected<std::shared_ptr<CompiledUpdate>>
   compileUncached(const Specialization &spec, const PipelineOptions &options,
                   CudaDriver &driver, const DeviceInfo &device, bool *made);
-  /// Generates, compiles (through the disk cache) and loads the module for
-  /// `spec` under the process-wide cache key `key`.
+  /// Generates and compiles the plan and image for `spec` on `arch` under
+  /// the cache key `key`, through the disk cache (plan entries included);
+  /// `driverVersion` is part of the disk keys.
+  llvm::Expected<PlannedImage>
+  compileImage(const std::string &key, const Specialization &spec,
+               const PipelineOptions &options, llvm::StringRef arch,
+               llvm::function_ref<int()> driverVersion) const;
+  /// compileImage, then loads the module for `spec` under the process-wide
+  /// cache key `key`.
   llvm::Expected<std::shared_ptr<CompiledUpdate>>
   buildModule(const std::string &key, const Specialization &spec,
               const PipelineOptions &options, CudaDriver *driver,

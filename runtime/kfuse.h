@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kfuse_version.h"
+
 #if defined(_WIN32)
 #define KFUSE_API
 #else
@@ -205,6 +207,18 @@ KFUSE_API kfuse_status kfuse_device_arch(char *buf, size_t len);
 /* The message of this thread's last failure ("" when none). */
 KFUSE_API const char *kfuse_last_error(void);
 
+/* The loaded library's version, the KFUSE_VERSION_STRING it was built with
+ * (compare it with this header's to catch a mismatched library). */
+KFUSE_API const char *kfuse_version(void);
+
+/* The NVRTC the library compiles with (13 and 0 for CUDA 13.0). */
+KFUSE_API kfuse_status kfuse_nvrtc_version(int *major, int *minor);
+
+/* The installed CUDA driver's version as cuDriverGetVersion gives it (13000
+ * for 13.0), read without initializing the driver; KFUSE_NO_DRIVER where
+ * libcuda.so.1 cannot be loaded. */
+KFUSE_API kfuse_status kfuse_driver_version(int *version);
+
 /* Where a compile found its module. */
 typedef enum kfuse_cache_source {
   KFUSE_CACHE_MISS = 0,       /* generated and compiled with NVRTC */
@@ -224,6 +238,33 @@ typedef struct kfuse_compile_info {
 KFUSE_API kfuse_status kfuse_update_compile(kfuse_update *update,
                                             const kfuse_arg *args, size_t nargs,
                                             int fuse, kfuse_compile_info *info);
+
+/* Compiles the update for a device of `arch` ("sm_90") as a launch with
+ * float32 tensors (16-byte aligned, any element count) would run it, through
+ * the disk cache, without a device or a driver: nothing is loaded. A check
+ * that the compiler works (python -m kfuse doctor) and a warm-up of the
+ * disk cache. `info` may be NULL. */
+KFUSE_API kfuse_status kfuse_update_compile_for_arch(const kfuse_update *update,
+                                                     const char *arch, int fuse,
+                                                     kfuse_compile_info *info);
+
+/* One argument of kfuse_update_interpret: a tensor's values as doubles on
+ * the host (numel of them, rounded to `dtype` as the GPU stores them, and
+ * replaced where the update writes the tensor), or a hyperparameter's
+ * value (data = NULL). */
+typedef struct kfuse_host_arg {
+  double *data;
+  int64_t numel;
+  int32_t dtype; /* a kfuse_dtype: the storage a launch would have */
+  double value;
+} kfuse_host_arg;
+
+/* Runs the update once on host memory in kfuse's reference interpreter,
+ * rounding as the GPU does (f32 arithmetic, storage dtypes), with no GPU:
+ * the oracle kfuse's own tests compare kernels with. Slow: for checks. */
+KFUSE_API kfuse_status kfuse_update_interpret(const kfuse_update *update,
+                                              kfuse_host_arg *args,
+                                              size_t nargs);
 
 /* Norms: a function marked kfuse.norm (LayerNorm, RMSNorm, forward or
  * backward; library/norm/) over `rows` rows of `cols` columns, compiled at

@@ -19,10 +19,13 @@ from collections import namedtuple
 
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib  # noqa: F401
 from ._capi import F32, BF16, F16, ROLE_NAMES, ArgInfoStruct, ArgStruct
-from ._capi import KfuseError, check, hyper_value, lib, read_source
+from ._capi import KfuseError, check, hyper_value, lib, library_dir
+from ._capi import read_source
+from ._version import __version__
 
-__all__ = ["Update", "ArgInfo", "KfuseError", "MultiTensorUpdate",
-           "multi_tensor", "device_arch", "library_path",
+__all__ = ["__version__", "Update", "ArgInfo", "KfuseError",
+           "MultiTensorUpdate", "multi_tensor", "device_arch", "library_path",
+           "library_dir", "doctor",
            "Norm", "NormArgInfo", "norm_library_dir", "library_norm",
            "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd", "rms_norm_bwd",
            "add_layer_norm_fwd"]
@@ -181,6 +184,7 @@ from ._multi_tensor import MultiTensorUpdate, multi_tensor  # noqa: E402
 from ._norm import Norm, NormArgInfo, norm_library_dir, library_norm  # noqa: E402
 from ._norm import layer_norm_fwd, layer_norm_bwd, rms_norm_fwd  # noqa: E402
 from ._norm import rms_norm_bwd, add_layer_norm_fwd  # noqa: E402
+from ._doctor import doctor  # noqa: E402
 
 
 def warmup(calls, threads=0):

@@ -3,6 +3,7 @@
 import ctypes
 import os
 import pathlib
+import sys
 
 OK = 0
 STATUS_NAMES = {
@@ -37,6 +38,19 @@ class ArgInfoStruct(ctypes.Structure):
     ]
 
 
+class HostArgStruct(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.POINTER(ctypes.c_double)),
+        ("numel", ctypes.c_int64),
+        ("dtype", ctypes.c_int32),
+        ("value", ctypes.c_double),
+    ]
+
+
+class CompileInfoStruct(ctypes.Structure):
+    _fields_ = [("cache", ctypes.c_int32), ("ms", ctypes.c_double)]
+
+
 class ArgStruct(ctypes.Structure):
     _fields_ = [
         ("data", ctypes.c_void_p),
@@ -52,26 +66,96 @@ def _candidates():
         yield pathlib.Path(env)
         return
     here = pathlib.Path(__file__).resolve().parent
-    yield here / "libkfuse.so"
+    yield here / "libkfuse.so"  # the wheel's
     # python/kfuse/ in a checkout: the repository's build/lib.
     yield here.parent.parent / "build" / "lib" / "libkfuse.so"
 
 
+_NVRTC = "libnvrtc.so.13"
+
+
+def _nvrtc_candidates():
+    """Where libnvrtc may be when the loader does not find it: the CUDA
+    toolkit, then the nvidia-cuda-nvrtc wheel that PyTorch's CUDA wheels
+    install (nvidia/cu13/lib, or nvidia/cuda_nvrtc/lib) on sys.path."""
+    for env in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(env):
+            yield pathlib.Path(os.environ[env]) / "lib64" / _NVRTC
+    yield pathlib.Path("/usr/local/cuda/lib64") / _NVRTC
+    for entry in sys.path:
+        nvidia = pathlib.Path(entry or ".") / "nvidia"
+        if nvidia.is_dir():
+            yield from sorted(nvidia.glob(f"*/lib/{_NVRTC}"))
+
+
+def _preload_nvrtc():
+    """Loads libnvrtc (RTLD_GLOBAL) where the loader alone would not find
+    it, so that libkfuse.so's dependency resolves; quiet when it fails (the
+    load of libkfuse.so then says what is missing)."""
+    try:
+        ctypes.CDLL(_NVRTC, mode=ctypes.RTLD_GLOBAL)
+        return
+    except OSError:
+        pass
+    for path in _nvrtc_candidates():
+        if path.is_file():
+            try:
+                ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+                return
+            except OSError:
+                continue
+
+
+def loaded_path(name):
+    """The file of the shared library `name` (e.g. "libnvrtc.so") this
+    process has mapped, or None."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(maxsplit=5)[-1].strip()
+                if os.path.basename(path).startswith(name):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
 def _load():
     tried = []
+    _preload_nvrtc()
     for path in _candidates():
         tried.append(str(path))
         if path.is_file():
             try:
                 return ctypes.CDLL(str(path))
             except OSError as error:
+                hint = ("; install the CUDA 13 toolkit or PyTorch's "
+                        "nvidia-cuda-nvrtc wheel, or set CUDA_HOME"
+                        if "libnvrtc" in str(error) else "")
                 raise KfuseError(
-                    f"cannot load libkfuse from {path}: {error}", "NO_DRIVER"
-                ) from error
+                    f"cannot load libkfuse from {path}: {error}{hint}",
+                    "NO_DRIVER") from error
     raise KfuseError(
         "libkfuse.so not found (set KFUSE_LIBRARY); tried: " + ", ".join(tried),
         "INTERNAL",
     )
+
+
+def library_dir(kind=None):
+    """kfuse's IR library (the folder holding optim/ and norm/), or its
+    `kind` subfolder: $KFUSE_LIBRARY_DIR, else the wheel's copy beside the
+    package, else library/ in the checkout holding python/kfuse."""
+    here = pathlib.Path(__file__).resolve().parent
+    env = os.environ.get("KFUSE_LIBRARY_DIR")
+    candidates = ([pathlib.Path(env)] if env else
+                  [here / "library", here.parent.parent / "library"])
+    for root in candidates:
+        if (root / (kind or "optim")).is_dir():
+            return root / kind if kind else root
+    raise KfuseError(
+        f"kfuse's IR library{' (' + kind + '/)' if kind else ''} not found "
+        "(set KFUSE_LIBRARY_DIR to the folder holding optim/ and norm/); "
+        "tried: " + ", ".join(str(c) for c in candidates), "INVALID_ARGUMENT")
 
 
 _lib = None
@@ -137,8 +221,16 @@ def lib():
         "kfuse_plan_num_launches": (ctypes.c_size_t, [plan_p]),
         "kfuse_plan_num_chunks": (ctypes.c_int64, [plan_p]),
         "kfuse_plan_bytes_per_step": (status, [plan_p, ctypes.POINTER(u64)]),
+        "kfuse_version": (ctypes.c_char_p, []),
+        "kfuse_nvrtc_version": (status, [ctypes.POINTER(ctypes.c_int)] * 2),
+        "kfuse_driver_version": (status, [ctypes.POINTER(ctypes.c_int)]),
+        "kfuse_update_compile_for_arch": (status, [
+            update_p, ctypes.c_char_p, ctypes.c_int,
+            ctypes.POINTER(CompileInfoStruct)]),
+        "kfuse_update_interpret": (status, [
+            update_p, ctypes.POINTER(HostArgStruct), ctypes.c_size_t]),
     }
-    # A library from before multi-tensor plans still serves plain updates.
+    # An older library (KFUSE_LIBRARY) still serves what it has.
     handle.kfuse_missing = []
     for name, (restype, argtypes) in signatures.items():
         try:
@@ -268,11 +360,8 @@ def check_norm(status):
     norm_lib()
     check(status)
 
+
 CACHE_SOURCES = {0: "miss", 1: "hit-memory", 2: "hit-disk"}
-
-
-class CompileInfoStruct(ctypes.Structure):
-    _fields_ = [("cache", ctypes.c_int32), ("ms", ctypes.c_double)]
 
 
 class WarmupJobStruct(ctypes.Structure):

@@ -24,7 +24,6 @@ PyTorch is imported only when a norm is called.
 
 import ctypes
 import os
-import pathlib
 import struct
 import threading
 from collections import namedtuple
@@ -32,7 +31,8 @@ from collections import namedtuple
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib
 from ._capi import F32, BF16, F16, NORM_ROLE_NAMES, SHAPE_NAMES
 from ._capi import ArgStruct, KfuseError, NormArgDescStruct
-from ._capi import check_norm, hyper_value, norm_lib, OK, read_source
+from ._capi import check_norm, hyper_value, library_dir, norm_lib, OK
+from ._capi import read_source
 
 __all__ = ["Norm", "NormArgInfo", "norm_library_dir", "library_norm",
            "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
@@ -399,20 +399,8 @@ _LIBRARY_NORMS = {}
 
 
 def norm_library_dir():
-    """The folder of the library's norm functions: $KFUSE_LIBRARY_DIR/norm,
-    else library/norm beside the package (an installed copy) or in the
-    checkout holding python/kfuse."""
-    here = pathlib.Path(__file__).resolve().parent
-    env = os.environ.get("KFUSE_LIBRARY_DIR")
-    candidates = ([pathlib.Path(env)] if env else
-                  [here / "library", here.parent.parent / "library"])
-    for root in candidates:
-        if (root / "norm").is_dir():
-            return root / "norm"
-    raise KfuseError("kfuse's norm library not found (set KFUSE_LIBRARY_DIR "
-                     "to the folder holding norm/); tried: " +
-                     ", ".join(str(c / "norm") for c in candidates),
-                     "INVALID_ARGUMENT")
+    """The folder of the library's norm functions (see _capi.library_dir)."""
+    return library_dir("norm")
 
 
 def library_norm(name):

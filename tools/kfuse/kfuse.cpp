@@ -17,7 +17,9 @@
 #include "interpreter/Check.h"
 #include "runtime/NvJitLink.h"
 #include "runtime/Nvrtc.h"
+#include "runtime/kfuse.h"
 
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
@@ -247,6 +249,10 @@ static Expected<CommonOptions> collectCommonOptions() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "kfuse " << KFUSE_VERSION_STRING << "\n  LLVM/MLIR "
+       << LLVM_VERSION_STRING << "\n  NVRTC " << nvrtcVersion() << "\n";
+  });
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "kfuse: fused kernels from IR\n");
 

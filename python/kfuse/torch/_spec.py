@@ -10,9 +10,10 @@ be checked without PyTorch (test/Runtime/python-optim-cpu.test).
 
 import math
 import numbers
-import os
 import pathlib
 import struct
+
+from kfuse._capi import library_dir
 
 __all__ = ["REQUIRED", "Variant", "OptimizerSpec", "ADAM", "ADAMW", "SGD",
            "LION", "SGD_PLAIN_IR", "spec_from_ir", "check_state_dict",
@@ -41,20 +42,8 @@ def prefixed(name):
 
 
 def optim_library_dir():
-    """The folder of the library's optimizers: $KFUSE_LIBRARY_DIR/optim,
-    else library/optim beside the package (an installed copy) or in the
-    checkout holding python/kfuse."""
-    kfuse_dir = pathlib.Path(__file__).resolve().parent.parent
-    env = os.environ.get("KFUSE_LIBRARY_DIR")
-    candidates = ([pathlib.Path(env)] if env else
-                  [kfuse_dir / "library", kfuse_dir.parent.parent / "library"])
-    for root in candidates:
-        if (root / "optim").is_dir():
-            return root / "optim"
-    raise FileNotFoundError(
-        "kfuse's optimizer library not found (set KFUSE_LIBRARY_DIR to the "
-        "folder holding optim/); tried: " +
-        ", ".join(str(c / "optim") for c in candidates))
+    """The folder of the library's optimizers (see kfuse._capi.library_dir)."""
+    return library_dir("optim")
 
 
 # Plain SGD (momentum 0). sgd.mlir would keep a momentum buffer and apply
