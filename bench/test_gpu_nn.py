@@ -15,6 +15,8 @@ Prints one line per test and "N passed, M failed"; exits 1 on any failure,
 
 import contextlib
 import copy
+import importlib
+import importlib.util
 import math
 import pathlib
 import sys
@@ -558,7 +560,8 @@ def state_dict_round_trips_with_torch():
     for make_ours, make_theirs in pairs:
         ours, theirs = make_ours(), make_theirs()
         assert isinstance(ours, type(theirs)), (type(ours), type(theirs))
-        assert repr(ours) == repr(theirs), (repr(ours), repr(theirs))
+        assert repr(ours) == repr(theirs)[:-1] + ", kfuse)", \
+            (repr(ours), repr(theirs))
         assert list(ours.state_dict()) == list(theirs.state_dict())
         with torch.no_grad():
             for p in ours.parameters():
@@ -584,8 +587,9 @@ def state_dict_round_trips_with_torch():
     assert kfuse.torch.LayerNorm is knn.LayerNorm
     assert kfuse.torch.RMSNorm is knn.RMSNorm
     assert kfuse.torch.nn is knn
-    extra = repr(knn.LayerNorm(8, autocast_output=False))
-    assert "autocast_output=False" in extra, extra
+    extra = repr(knn.LayerNorm(8, autocast_output=True))
+    assert "kfuse, autocast_output=True" in extra, extra
+    assert repr(knn.RMSNorm(8)).endswith("kfuse)"), repr(knn.RMSNorm(8))
     return {"pairs": len(pairs)}
 
 
@@ -666,13 +670,14 @@ def replace_norms_keeps_parameters():
 
 @test
 def autocast_output_in_autocast_dtype():
-    """Under CUDA autocast, y is written in the autocast dtype and equals
-    torch's float32 result rounded to it; dx comes back in x's dtype, from
-    the bf16/f16 dy."""
+    """autocast_output=True: under CUDA autocast, y is written in the
+    autocast dtype and equals torch's float32 result rounded to it; dx
+    comes back in x's dtype, from the bf16/f16 dy."""
     errors = {}
     for kind in ("ln", "rms"):
         for cast in (torch.bfloat16, torch.float16):
             m = make_norm(kind, (768,), torch.float32, seed=33)
+            m.autocast_output = True
             theirs = functional(kind, m, dict(m.named_parameters()))
             x = rand((65, 768), torch.float32, 34, 2.0, 0.5)
             xg = x.clone().requires_grad_()
@@ -680,9 +685,7 @@ def autocast_output_in_autocast_dtype():
                 y = m(xg)
                 y_torch = theirs(x)
             assert y.dtype == cast, (kind, y.dtype)
-            if kind == "ln":  # torch's autocast runs layer_norm in f32
-                assert y_torch.dtype == torch.float32, y_torch.dtype
-            y_torch = y_torch.float()
+            assert y_torch.dtype == torch.float32, (kind, y_torch.dtype)
             key = f"{kind}.{dname(cast)}"
             # Both round the float32 result once: near-ties aside, the same.
             errors[key + ".vs_torch_rounded"] = close(
@@ -706,39 +709,47 @@ def autocast_output_in_autocast_dtype():
 
 
 @test
-def autocast_output_false_keeps_x_dtype():
+def default_output_dtypes_are_torchs():
+    """By default the modules and functions return what torch's return:
+    float32 under CUDA autocast (torch runs its norms in float32), x's dtype
+    outside it; autocast_output=True writes the autocast dtype instead."""
     x = rand((65, 768), torch.float32, 36)
     xb = x.to(torch.bfloat16)
     errors = {}
     for kind in ("ln", "rms"):
         make = knn.LayerNorm if kind == "ln" else knn.RMSNorm
-        keep = make(768, device="cuda", autocast_output=False)
-        cast = make(768, device="cuda")
+        mine = make(768, device="cuda")
+        cast = make(768, device="cuda", autocast_output=True)
         fn = knn.layer_norm if kind == "ln" else knn.rms_norm
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            assert keep(x).dtype == torch.float32
-            assert fn(x, (768,), autocast_output=False).dtype == torch.float32
-            assert fn(x, (768,)).dtype == torch.bfloat16
-            assert cast(xb).dtype == torch.bfloat16
-            y16 = cast(xb.to(torch.float16))  # f16 x, bf16 autocast
-            assert y16.dtype == torch.bfloat16, y16.dtype
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=False):
-            assert cast(x).dtype == torch.float32
-        assert cast(xb).dtype == torch.bfloat16  # no autocast: x's dtype
+        theirs = functional(kind, mine, dict(mine.named_parameters()))
+        for inp in (x, xb, xb.to(torch.float16)):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                want = theirs(inp).dtype
+                assert mine(inp).dtype == want, (kind, inp.dtype, want)
+                assert fn(inp, (768,)).dtype == want
+                assert cast(inp).dtype == torch.bfloat16
+            # Outside autocast torch's layer_norm refuses a bf16 x with f32
+            # parameters (kfuse takes it, in x's dtype); same dtypes agree.
+            same = make(768, device="cuda", dtype=inp.dtype)
+            theirs_same = functional(kind, same, dict(same.named_parameters()))
+            assert same(inp).dtype == theirs_same(inp).dtype == inp.dtype
+            assert mine(inp).dtype == inp.dtype, (kind, inp.dtype)
         with torch.no_grad():
-            ref = keep(x)
+            ref = mine(x)
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 got = cast(x)
+                same = mine(xb)
         assert got.dtype == torch.bfloat16, got.dtype
-        errors[kind] = close("cast vs keep", got, ref, STORED["bfloat16"])
+        errors[kind] = close("cast vs float32", got, ref, STORED["bfloat16"])
+        errors[kind + ".bf16_x"] = close("bf16 x", same, ref,
+                                         STORED["bfloat16"])
     return rounded(errors)
 
 
 @test
 def autocast_training_step_matches_torch():
-    """A block under bf16 autocast: kfuse norms (bf16 outputs) against
-    torch's (f32 outputs cast by the next matmul): losses and grads close,
-    every grad finite."""
+    """A block under bf16 autocast: kfuse norms (torch's f32 outputs by
+    default) against torch's: losses and grads close, every grad finite."""
     model = block(40, rms=True)
     reference = copy.deepcopy(model)
     knn.replace_norms(model)
@@ -761,6 +772,88 @@ def autocast_training_step_matches_torch():
     assert grad_error < 3e-2, f"grads differ by {grad_error:.3e}"
     return {"loss_rel": float(f"{rel:.3e}"),
             "grad_rel_l2": float(f"{grad_error:.3e}")}
+
+
+# -- model families -------------------------------------------------------------
+
+# Where transformers keeps each norm class kfuse converts by name.
+HF_NORMS = {
+    "LlamaRMSNorm": "llama", "MistralRMSNorm": "mistral",
+    "MixtralRMSNorm": "mixtral", "Qwen2RMSNorm": "qwen2",
+    "Qwen2MoeRMSNorm": "qwen2_moe", "Qwen3RMSNorm": "qwen3",
+    "Qwen3MoeRMSNorm": "qwen3_moe", "Phi3RMSNorm": "phi3",
+    "GraniteRMSNorm": "granite", "DeepseekV3RMSNorm": "deepseek_v3",
+    "GemmaRMSNorm": "gemma", "Gemma2RMSNorm": "gemma2",
+    "Gemma3RMSNorm": "gemma3", "T5LayerNorm": "t5", "MT5LayerNorm": "mt5",
+    "UMT5LayerNorm": "umt5", "LongT5LayerNorm": "longt5",
+}
+
+
+def hf_norm_class(name):
+    try:
+        module = importlib.import_module(
+            f"transformers.models.{HF_NORMS[name]}.modeling_{HF_NORMS[name]}")
+    except Exception:  # noqa: BLE001 - absent in this transformers
+        return None
+    return getattr(module, name, None)
+
+
+@test
+def hf_norm_families_match_originals():
+    """Every norm class kfuse converts by name, from the installed
+    transformers: the converted module against the original, x and weight
+    in float32 and bfloat16, with and without bf16 autocast: the same output
+    dtype, y and the grads within the dtype's rounding, and the converted
+    module's grad_fn is kfuse's."""
+    if importlib.util.find_spec("transformers") is None:
+        return {"skipped": "transformers is not installed"}
+    details, absent = {}, []
+    for name in HF_NORMS:
+        cls = hf_norm_class(name)
+        if cls is None:
+            absent.append(name)
+            continue
+        worst = 0.0
+        for w_dtype in (torch.float32, torch.bfloat16):
+            for x_dtype in (torch.float32, torch.bfloat16):
+                for cast in (None, torch.bfloat16):
+                    original = cls(768, eps=1e-6).to("cuda", w_dtype)
+                    with torch.no_grad():
+                        original.weight.copy_(rand((768,), w_dtype, 61, 0.2,
+                                                   0.5))
+                    ours = copy.deepcopy(original)
+                    report = {}
+                    knn.replace_norms(ours, report=report)
+                    assert report == {name: 1}, (name, report)
+                    assert isinstance(ours, cls) and "kfuse" in repr(ours)
+                    x = rand((33, 768), x_dtype, 62, 1.5, 0.3)
+                    dy = rand((33, 768), torch.float32, 63)
+                    outs = []
+                    for net in (ours, original):
+                        xg = x.clone().requires_grad_()
+                        with (torch.autocast("cuda", dtype=cast) if cast
+                              else contextlib.nullcontext()):
+                            y = net(xg)
+                        y.backward(dy.to(y.dtype))
+                        outs.append((y, xg.grad, net.weight.grad))
+                        net.weight.grad = None
+                    (y, dx, dw), (y0, dx0, dw0) = outs
+                    key = (f"{name} w {dname(w_dtype)} x {dname(x_dtype)}"
+                           f"{' autocast' if cast else ''}")
+                    assert y.dtype == y0.dtype, (key, y.dtype, y0.dtype)
+                    assert dx.dtype == dx0.dtype and dw.dtype == dw0.dtype, key
+                    assert type(y.grad_fn).__name__ == OURS["rms"], \
+                        (key, y.grad_fn)
+                    narrow = torch.bfloat16 in (w_dtype, x_dtype, y.dtype)
+                    limit = 2e-2 if narrow else 1e-5
+                    for label, a, b in (("y", y, y0), ("dx", dx, dx0),
+                                        ("dweight", dw, dw0)):
+                        error = rel_l2(a.float(), b.float())
+                        assert error < limit, (key, label, error)
+                        worst = max(worst, error)
+        details[name] = float(f"{worst:.2e}")
+    details["absent from this transformers"] = absent
+    return details
 
 
 # -- fallbacks ----------------------------------------------------------------

@@ -10,9 +10,12 @@
 # seed_stages.json
 # (with KFUSE_GPU_SWEEP=1
 # also sweep_norm.jsonl, and ln_bf16.sass).
-# KFUSE_GPU_ONLY=optim, =norm, =torch or =ptx runs the unit tests and only
-# that part (the whole script does not fit one 10-minute device call); the
-# ptx part writes ptx_check.log lines into gpu_run.log and ptx_bench.jsonl.
+# KFUSE_GPU_ONLY=optim, =norm, =torch, =ptx, =pkg, =models (or several,
+# comma-separated) runs the unit tests and only those parts (the whole
+# script does not fit one 10-minute device call); the ptx part writes ptx_check.log lines into gpu_run.log and
+# ptx_bench.jsonl; pkg builds the wheel, installs it into a fresh venv and
+# writes doctor.json; models writes real_models.json (KFUSE_MODELS,
+# KFUSE_MODEL_IMPLS, KFUSE_MODEL_ROUNDS, KFUSE_LOSS_STEPS choose what).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -28,7 +31,7 @@ LOG=$OUT/gpu_run.log
 FAILURES=()
 
 step() { echo; echo "=== $* ===" | tee -a "$LOG"; }
-want() { [ "${KFUSE_GPU_ONLY:-all}" = all ] || [ "$KFUSE_GPU_ONLY" = "$1" ]; }
+want() { [ "${KFUSE_GPU_ONLY:-all}" = all ] || [[ ",$KFUSE_GPU_ONLY," == *",$1,"* ]]; }
 run() {
   # Runs a command, logs it, records a failure without stopping.
   echo "+ $*" >>"$LOG"
@@ -199,6 +202,36 @@ if want torch; then
 
   step "the seed's staged benchmark: GPT of 135 M params, kfuse and torch"
   run timeout 420 python3 bench/seed_stages.py --out "$OUT/seed_stages.json"
+fi
+
+if want pkg; then
+  # The wheel as a user installs it (no KFUSE_* variable, a fresh venv that
+  # sees the machine's torch), then the doctor: its launch check runs AdamW
+  # on the GPU against the interpreter.
+  step "wheel, installed apart, python -m kfuse doctor"
+  # The machine's python3 is a venv holding torch; a venv made from it would
+  # not see torch, so the wheel goes into a directory of its own on
+  # PYTHONPATH, with no KFUSE_* variable.
+  WHEEL_DIR=$(mktemp -d)
+  run python3 -m pip wheel --no-deps -q -w "$WHEEL_DIR/dist" ./python \
+    --config-settings libkfuse="$ROOT/$BUILD/lib/libkfuse.so"
+  run python3 -m pip install -q --no-index --no-deps \
+    --target "$WHEEL_DIR/site" "$WHEEL_DIR"/dist/kfuse-*.whl
+  (cd / && env -u KFUSE_LIBRARY -u KFUSE_LIBRARY_DIR LD_LIBRARY_PATH= \
+     PYTHONPATH="$WHEEL_DIR/site" python3 -m kfuse doctor --json \
+     >"$OUT/doctor.json" 2>>"$LOG")
+  rc=$?
+  tee -a "$LOG" <"$OUT/doctor.json"
+  [ $rc -eq 0 ] || FAILURES+=("python -m kfuse doctor (exit $rc)")
+fi
+
+if want models; then
+  step "real models: GPT-2, BERT, Llama-style, torch's best against kfuse"
+  run timeout "${KFUSE_MODELS_TIMEOUT:-540}" python3 bench/real_models.py \
+    --models "${KFUSE_MODELS:-gpt2,bert,llama}" \
+    --impls "${KFUSE_MODEL_IMPLS:-torch,kfuse}" \
+    --rounds "${KFUSE_MODEL_ROUNDS:-7}" --loss-steps "${KFUSE_LOSS_STEPS:-0}" \
+    --out "$OUT/real_models.json"
 fi
 
 step "summary"

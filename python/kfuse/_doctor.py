@@ -166,29 +166,25 @@ def _check_launch(report, checks, torch, adamw):
 
 
 def _model_report(model):
-    """Each norm-like module of `model`: on kfuse's kernels or not, why."""
-    import torch
-    from .torch import nn as knn
+    """Each norm-like module of `model`: on kfuse's kernels or not, and why
+    (kfuse.torch.nn.norm_status), with where its parameters are."""
+    from .torch.nn import norm_status
     rows = []
     for name, module in model.named_modules():
-        kind = type(module).__name__
-        if isinstance(module, (knn.LayerNorm, knn.RMSNorm)):
-            params = [p for p in module.parameters(recurse=False)]
-            reason = None
-            for p in params:
-                if p.device.type != "cuda":
-                    reason = f"parameters on {p.device}: torch's functions run"
-                elif p.dtype == torch.float64:
-                    reason = "float64 parameters: torch's functions run"
-            rows.append({"module": name or "(model)", "class": kind,
-                         "kfuse": reason is None,
-                         "detail": reason or "kfuse norm kernels"})
-        elif "norm" in kind.lower() and not list(module.children()):
-            rows.append({"module": name or "(model)", "class": kind,
-                         "kfuse": False,
-                         "detail": "not converted: kfuse.torch.nn."
-                                   "replace_norms converts nn.LayerNorm and "
-                                   "nn.RMSNorm"})
+        status = norm_status(module)
+        if status is None:
+            continue
+        kfuse, detail = status
+        params = list(module.parameters(recurse=False))
+        if kfuse and params and (params[0].device.type != "cuda" or
+                                 params[0].is_floating_point() and
+                                 params[0].element_size() == 8):
+            kfuse, detail = False, (f"{params[0].dtype} parameters on "
+                                    f"{params[0].device}: torch's forward "
+                                    "runs")
+        rows.append({"module": name or "(model)",
+                     "class": type(module).__name__, "kfuse": kfuse,
+                     "detail": detail})
     return rows
 
 

@@ -9,7 +9,8 @@ optimizer_from_ir(), which makes one from any update in the dialect.
 kfuse.torch.nn holds LayerNorm and RMSNorm (nn.LayerNorm / nn.RMSNorm
 drop-ins over the fused norm kernels, autograd included), the functional
 layer_norm() and rms_norm(), and replace_norms(model), which converts a
-model's norms in place. Unlike the rest of kfuse, this package needs
+model's norms in place: torch's and those of the common Hugging Face
+families (register_norm() adds more). Unlike the rest of kfuse, this package needs
 PyTorch at import.
 """
 
@@ -22,10 +23,10 @@ except ImportError as error:
         "(kfuse.Update, kfuse.multi_tensor)") from error
 
 from . import nn, optim  # noqa: E402
-from .nn import LayerNorm, RMSNorm, replace_norms  # noqa: E402
+from .nn import LayerNorm, RMSNorm, register_norm, replace_norms  # noqa: E402
 from .optim import SGD, Adam, AdamW, KfuseOptimizer, Lion  # noqa: E402
 from .optim import optimizer_from_ir  # noqa: E402
 
 __all__ = ["optim", "AdamW", "Adam", "SGD", "Lion", "KfuseOptimizer",
            "optimizer_from_ir", "nn", "LayerNorm", "RMSNorm",
-           "replace_norms"]
+           "replace_norms", "register_norm"]

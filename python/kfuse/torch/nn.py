@@ -72,7 +72,7 @@ from torch.autograd.function import once_differentiable
 from kfuse._norm import library_norm
 
 __all__ = ["LayerNorm", "RMSNorm", "layer_norm", "rms_norm",
-           "replace_norms"]
+           "replace_norms", "register_norm", "norm_status"]
 
 _KFUSE_DTYPES = frozenset((torch.float32, torch.bfloat16, torch.float16))
 _F32_EPS = torch.finfo(torch.float32).eps
@@ -151,11 +151,14 @@ def _columns(what, x, shape, weight, bias=None):
 
 
 def _output_dtype(x, autocast_output):
-    if autocast_output:
-        dtype = _autocast_dtype()
-        if dtype is not None and dtype in _KFUSE_DTYPES:
-            return dtype
-    return x.dtype
+    """torch's output dtype: x's, or float32 under CUDA autocast (which runs
+    the norms in float32); with autocast_output, the autocast dtype."""
+    autocast = _autocast_dtype()
+    if autocast is None:
+        return x.dtype
+    if autocast_output and autocast in _KFUSE_DTYPES:
+        return autocast
+    return torch.float32
 
 
 def _requires_grad(*tensors):
@@ -309,7 +312,7 @@ class _RMSNormFunction(torch.autograd.Function):
 # -- functional forms ---------------------------------------------------------
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
-               autocast_output=True):
+               autocast_output=False):
     """F.layer_norm over kfuse's kernels (see the module docstring for the
     autocast output dtype and the inputs that fall back to torch)."""
     shape = _shape_tuple(normalized_shape)
@@ -340,7 +343,7 @@ def _torch_rms_norm(input, shape, weight, eps):
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None, *,
-             autocast_output=True):
+             autocast_output=False):
     """F.rms_norm over kfuse's kernels; eps=None is float32's machine
     epsilon, as torch computes it for float32/bfloat16/float16 inputs."""
     shape = _shape_tuple(normalized_shape)
@@ -349,9 +352,15 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *,
     cols = _columns("rms_norm", input, shape, weight)
     out_dtype = _output_dtype(input, autocast_output)
     eps = _F32_EPS if eps is None else float(eps)
-    if torch.is_grad_enabled() and _requires_grad(input, weight):
-        return _RMSNormFunction.apply(input, weight, cols, eps, out_dtype)
-    return _rms_norm_forward(input, weight, cols, eps, out_dtype)[0]
+    return _kfuse_rms_norm(input, weight, cols, eps, out_dtype)
+
+
+def _kfuse_rms_norm(x, weight, cols, eps, out_dtype):
+    """rms_norm on kfuse's kernels of arguments already checked: y in
+    out_dtype, with autograd where it is needed."""
+    if torch.is_grad_enabled() and _requires_grad(x, weight):
+        return _RMSNormFunction.apply(x, weight, cols, eps, out_dtype)
+    return _rms_norm_forward(x, weight, cols, eps, out_dtype)[0]
 
 
 # -- modules ------------------------------------------------------------------
@@ -363,13 +372,13 @@ _LAYER_NORM_TAKES_BIAS = (
 class LayerNorm(torch.nn.LayerNorm):
     """nn.LayerNorm over kfuse's kernels: the same arguments, parameters and
     state dict. autocast_output (keyword): under CUDA autocast, write y in
-    the autocast dtype (True) or in x's dtype (False)."""
+    the autocast dtype (True) instead of torch's float32 (False)."""
 
-    autocast_output = True  # also for modules converted by replace_norms
+    autocast_output = False  # also for modules converted by replace_norms
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True,
                  bias=True, device=None, dtype=None, *,
-                 autocast_output=True):
+                 autocast_output=False):
         if _LAYER_NORM_TAKES_BIAS:
             super().__init__(normalized_shape, eps=eps,
                              elementwise_affine=elementwise_affine, bias=bias,
@@ -389,8 +398,8 @@ class LayerNorm(torch.nn.LayerNorm):
 
     def extra_repr(self):
         text = super().extra_repr()
-        return text if self.autocast_output else \
-            text + ", autocast_output=False"
+        return text + (", kfuse, autocast_output=True"
+                       if self.autocast_output else ", kfuse")
 
 
 if _TorchRMSNorm is not None:
@@ -433,12 +442,12 @@ else:  # pragma: no cover - torch < 2.4
 class RMSNorm(_RMSNormBase):
     """nn.RMSNorm over kfuse's kernels: the same arguments, parameters and
     state dict. autocast_output (keyword): under CUDA autocast, write y in
-    the autocast dtype (True) or in x's dtype (False)."""
+    the autocast dtype (True) instead of torch's float32 (False)."""
 
-    autocast_output = True  # also for modules converted by replace_norms
+    autocast_output = False  # also for modules converted by replace_norms
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True,
-                 device=None, dtype=None, *, autocast_output=True):
+                 device=None, dtype=None, *, autocast_output=False):
         super().__init__(normalized_shape, eps=eps,
                          elementwise_affine=elementwise_affine,
                          device=device, dtype=dtype)
@@ -450,26 +459,173 @@ class RMSNorm(_RMSNormBase):
 
     def extra_repr(self):
         text = super().extra_repr()
-        return text if self.autocast_output else \
-            text + ", autocast_output=False"
+        return text + (", kfuse, autocast_output=True"
+                       if self.autocast_output else ", kfuse")
 
 
-def replace_norms(module, *, autocast_output=True):
-    """Makes every nn.LayerNorm and nn.RMSNorm in `module` (itself
-    included) a kfuse LayerNorm / RMSNorm, in place, and returns `module`.
+# -- conversions of other norm classes ----------------------------------------
+#
+# Norm classes of model families (Hugging Face's), known by class name so that
+# transformers need not be imported: each gets a subclass, made once, whose
+# forward computes what the original's does on kfuse's kernels (the same
+# output dtype, the float32 math the original makes) and calls the original
+# forward for inputs kfuse does not take. Instances change class in place, so
+# parameters, state dicts, hooks and isinstance checks stay as they were. The
+# rounding differs only where the original rounds twice (Llama's rounds the
+# normalized x to x's dtype before the weight multiplies it; kfuse rounds the
+# product once).
+
+
+def _llama_rms_forward(self, hidden_states):
+    """LlamaRMSNorm and its copies: weight * (x_f32 * rstd).to(x.dtype)."""
+    weight = self.weight
+    if not _kfuse_takes(hidden_states, weight):
+        return self._kfuse_original_forward(hidden_states)
+    out = torch.promote_types(weight.dtype, hidden_states.dtype)
+    cols = _columns(type(self).__name__, hidden_states, tuple(weight.shape),
+                    weight)
+    return _kfuse_rms_norm(hidden_states, weight, cols,
+                           float(self.variance_epsilon), out)
+
+
+def _gemma_rms_forward(self, x):
+    """GemmaRMSNorm: (x_f32 * rstd * (1 + weight_f32)).type_as(x)."""
+    weight = self.weight
+    if not _kfuse_takes(x, weight):
+        return self._kfuse_original_forward(x)
+    cols = _columns(type(self).__name__, x, tuple(weight.shape), weight)
+    return _kfuse_rms_norm(x, weight.float() + 1.0, cols, float(self.eps),
+                           x.dtype)
+
+
+def _t5_rms_forward(self, hidden_states):
+    """T5LayerNorm (RMS, no mean, no bias): weight * (x * rstd), in the
+    weight's dtype when it is 16-bit, else float32."""
+    weight = self.weight
+    if not _kfuse_takes(hidden_states, weight):
+        return self._kfuse_original_forward(hidden_states)
+    out = weight.dtype if weight.dtype in (torch.float16, torch.bfloat16) \
+        else torch.promote_types(weight.dtype, torch.float32)
+    cols = _columns(type(self).__name__, hidden_states, tuple(weight.shape),
+                    weight)
+    return _kfuse_rms_norm(hidden_states, weight, cols,
+                           float(self.variance_epsilon), out)
+
+
+# class name -> (forward, attributes an instance must have).
+_FAMILIES = {}
+for _name in ("LlamaRMSNorm", "MistralRMSNorm", "MixtralRMSNorm",
+              "Qwen2RMSNorm", "Qwen2MoeRMSNorm", "Qwen3RMSNorm",
+              "Qwen3MoeRMSNorm", "Phi3RMSNorm", "GraniteRMSNorm",
+              "DeepseekV3RMSNorm"):
+    _FAMILIES[_name] = (_llama_rms_forward, ("weight", "variance_epsilon"))
+for _name in ("GemmaRMSNorm", "Gemma2RMSNorm", "Gemma3RMSNorm"):
+    _FAMILIES[_name] = (_gemma_rms_forward, ("weight", "eps"))
+for _name in ("T5LayerNorm", "MT5LayerNorm", "UMT5LayerNorm",
+              "LongT5LayerNorm"):
+    _FAMILIES[_name] = (_t5_rms_forward, ("weight", "variance_epsilon"))
+del _name
+
+_converted_classes = {}
+
+
+def register_norm(class_name, forward, attributes=("weight",)):
+    """Teaches replace_norms() a norm class by its name: instances that have
+    every attribute in `attributes` get `forward(self, x)` (which should
+    compute what the class's own forward does, on kfuse's kernels, and may
+    call self._kfuse_original_forward(x) for what it does not take).
+    Registering a name again replaces its entry."""
+    _FAMILIES[class_name] = (forward, tuple(attributes))
+    for cls in [c for c in _converted_classes if c.__name__ == class_name]:
+        del _converted_classes[cls]
+
+
+def _extra_repr_with_kfuse(self):
+    text = self._kfuse_original_extra_repr()
+    return f"{text}, kfuse" if text else "kfuse"
+
+
+def _converted_class(cls, forward):
+    """The subclass of `cls` running `forward`, made once per class."""
+    made = _converted_classes.get(cls)
+    if made is None:
+        made = type(cls.__name__, (cls,), {
+            "forward": forward,
+            "_kfuse_original_forward": cls.forward,
+            "_kfuse_original_extra_repr": cls.extra_repr,
+            "extra_repr": _extra_repr_with_kfuse,
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+            "__doc__": f"{cls.__name__} on kfuse's norm kernels "
+                       "(kfuse.torch.nn.replace_norms).",
+        })
+        _converted_classes[cls] = made
+    return made
+
+
+def norm_status(module):
+    """(runs on kfuse, why) for a norm-like module: converted, or the reason
+    it is not (no conversion for its class, missing attributes); None for a
+    module that is not a norm."""
+    cls = type(module)
+    if isinstance(module, (LayerNorm, RMSNorm)) or \
+            cls in _converted_classes.values():
+        return True, "kfuse norm kernels"
+    if cls is torch.nn.LayerNorm or cls is _TorchRMSNorm:
+        return False, "not converted yet: kfuse.torch.nn.replace_norms does"
+    entry = _FAMILIES.get(cls.__name__)
+    if entry is not None:
+        missing = [a for a in entry[1] if not hasattr(module, a)]
+        if missing:
+            return False, (f"a {cls.__name__} without {', '.join(missing)}: "
+                           "not the class kfuse knows by that name")
+        return False, "not converted yet: kfuse.torch.nn.replace_norms does"
+    if "norm" in cls.__name__.lower() and not list(module.children()):
+        return False, ("no kfuse conversion for this class (register one "
+                       "with kfuse.torch.nn.register_norm)")
+    return None
+
+
+def replace_norms(module, *, autocast_output=False, report=None):
+    """Makes the norms in `module` (itself included) run on kfuse's kernels,
+    in place, and returns `module`: every nn.LayerNorm and nn.RMSNorm
+    becomes a kfuse LayerNorm / RMSNorm, and every instance of a class
+    registered by name (Hugging Face's Llama, Mistral, Qwen2/3, Phi-3,
+    Gemma 1-3 and T5 norms, and register_norm()'s) a subclass of its own
+    class with a kfuse forward.
 
     The modules stay the same objects and only change class, so they keep
     their Parameter objects (an optimizer built before still holds them),
-    buffers, hooks and training mode, and the state dict is unchanged. Only
-    modules of exactly those types are converted, not subclasses.
+    buffers, hooks and training mode, and the state dict is unchanged.
+    Subclasses of nn.LayerNorm and nn.RMSNorm are left alone. `report`, a
+    dict, receives {class name: count} of what was converted (and under
+    "not converted", {class name: reason} for norm-like modules that were
+    not).
     """
+    converted, skipped = {}, {}
     for sub in module.modules():
         kind = type(sub)
         if kind is torch.nn.LayerNorm:
             sub.__class__ = LayerNorm
+            sub.autocast_output = bool(autocast_output)
         elif _TorchRMSNorm is not None and kind is _TorchRMSNorm:
             sub.__class__ = RMSNorm
+            sub.autocast_output = bool(autocast_output)
+        elif kind.__name__ in _FAMILIES and kind not in \
+                _converted_classes.values():
+            forward, attributes = _FAMILIES[kind.__name__]
+            if not all(hasattr(sub, a) for a in attributes):
+                skipped[kind.__name__] = norm_status(sub)[1]
+                continue
+            sub.__class__ = _converted_class(kind, forward)
         else:
+            status = norm_status(sub)
+            if status is not None and not status[0]:
+                skipped[kind.__name__] = status[1]
             continue
-        sub.autocast_output = bool(autocast_output)
+        converted[kind.__name__] = converted.get(kind.__name__, 0) + 1
+    if report is not None:
+        report.update(converted)
+        if skipped:
+            report["not converted"] = skipped
     return module

@@ -1,0 +1,279 @@
+"""Training iterations of Hugging Face models with kfuse against torch's best,
+in one process.
+
+    python3 bench/real_models.py [--models gpt2,bert,llama]
+        [--impls torch,kfuse,torch_compile,kfuse_compile] [--rounds 7]
+        [--steps 10] [--loss-steps 100] [--out results.json]
+
+Models come from transformers configs with random init and random tokens
+(no downloads), B=8 x T=512, bf16 autocast, f32 master params:
+  model.gpt2   GPT2LMHeadModel (GPT-2 small, 124 M), dropout as configured
+  model.bert   BertForMaskedLM (BERT-base, 110 M), dropout as configured
+  model.llama  LlamaForCausalLM, 12 layers of width 2048 (~0.75 B params)
+Implementations:
+  torch          torch.optim.AdamW(fused=True), the model's own norms
+  kfuse          kfuse.torch.optim.AdamW, kfuse.torch.nn.replace_norms
+  torch_compile  torch's, the model under torch.compile
+  kfuse_compile  kfuse's, the model under torch.compile
+Every implementation of a model starts from the same weights and reads the
+same batches. The timed rounds alternate the implementations (these hosts
+are noisy where the step is bound by the host): each round runs every
+implementation for --steps iterations, one CUDA event pair around each;
+a row's ms is the median of its rounds' medians, with every round's median
+kept. peak_GiB is the peak of allocated memory during the timed steps above
+what was allocated before them. opt_ms is the GPU time of optimizer.step()
+alone (events around it, in separate iterations), and norm_share the
+fraction of one profiled iteration's kernel time spent in norm kernels.
+The compiled rows report graph_breaks (torch._dynamo.explain on one
+forward). loss rows train each model --loss-steps steps from one init with
+torch's fused and foreach AdamW and kfuse, and report the largest relative
+difference of kfuse's losses from the fused ones beside foreach's.
+
+Writes one JSON object: {"device", "commit", "torch", "transformers", "rows"}.
+"""
+
+import argparse
+import copy
+import json
+import pathlib
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _measure import commit, free  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+BATCH, SEQ = 8, 512
+
+
+def build(name, seed):
+    import transformers as tf
+    torch.manual_seed(seed)
+    if name == "gpt2":
+        config = tf.GPT2Config()
+        model = tf.GPT2LMHeadModel(config)
+    elif name == "bert":
+        config = tf.BertConfig()
+        model = tf.BertForMaskedLM(config)
+    elif name == "llama":
+        config = tf.LlamaConfig(hidden_size=2048, intermediate_size=5632,
+                                num_hidden_layers=12, num_attention_heads=16,
+                                num_key_value_heads=16, vocab_size=32000,
+                                max_position_embeddings=SEQ)
+        model = tf.LlamaForCausalLM(config)
+    else:
+        raise ValueError(f"unknown model {name}")
+    return model.to("cuda"), config.vocab_size
+
+
+def batches(vocab, count, seed):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    return [torch.randint(0, vocab, (BATCH, SEQ), device="cuda",
+                          generator=gen) for _ in range(count)]
+
+
+def make_optimizer(impl, params):
+    if impl.startswith("kfuse"):
+        import kfuse.torch
+        return kfuse.torch.optim.AdamW(params, lr=1e-4)
+    if impl == "foreach":
+        return torch.optim.AdamW(params, lr=1e-4, foreach=True)
+    return torch.optim.AdamW(params, lr=1e-4, fused=True)
+
+
+class Run:
+    """One implementation of one model: its module, optimizer and step."""
+
+    def __init__(self, impl, model):
+        self.impl = impl
+        report = {}
+        if impl.startswith("kfuse"):
+            import kfuse.torch
+            kfuse.torch.nn.replace_norms(model, report=report)
+        self.converted = report
+        self.model = model
+        self.optimizer = make_optimizer(impl, model.parameters())
+        self.forward = torch.compile(model) if impl.endswith("compile") \
+            else model
+
+    def loss(self, tokens):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            out = self.forward(input_ids=tokens, labels=tokens)
+        return out.loss
+
+    def step(self, tokens, step=True):
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self.loss(tokens)
+        loss.backward()
+        if step:
+            self.optimizer.step()
+        return loss
+
+
+def timed_round(run, tokens):
+    times = []
+    for batch in tokens:
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        run.step(batch)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def opt_ms(run, tokens, repeats=5):
+    times = []
+    for batch in tokens[:repeats]:
+        run.step(batch, step=False)
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        run.optimizer.step()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def norm_share(run, batch):
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run.step(batch)
+        torch.cuda.synchronize()
+    total = norm = 0.0
+    for event in prof.key_averages():
+        cuda = getattr(event, "device_time_total", None)
+        if cuda is None:
+            cuda = getattr(event, "cuda_time_total", 0.0)
+        if event.key.startswith("cuda") or event.key.startswith("Memcpy"):
+            continue
+        total += cuda
+        key = event.key.lower()
+        if "norm" in key and "kfuse_adamw" not in key:
+            norm += cuda
+    return norm / total if total else None
+
+
+def graph_breaks(run, batch):
+    import torch._dynamo as dynamo
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        explained = dynamo.explain(run.model)(input_ids=batch, labels=batch)
+    return explained.graph_break_count, [str(r.reason)[:200]
+                                         for r in explained.break_reasons]
+
+
+def measure_model(name, impls, rounds, steps, out_rows):
+    base, vocab = build(name, seed=1)
+    runs = []
+    for impl in impls:
+        runs.append(Run(impl, copy.deepcopy(base)))
+    del base
+    free()
+    tokens = batches(vocab, steps, seed=2)
+    for run in runs:  # warm-up: compiles, plans, autotuning
+        for batch in tokens[:3]:
+            run.step(batch)
+    torch.cuda.synchronize()
+    per_round = {run.impl: [] for run in runs}
+    peaks = {run.impl: 0.0 for run in runs}
+    for _ in range(rounds):
+        for run in runs:
+            free()
+            before = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            per_round[run.impl].append(timed_round(run, tokens))
+            peak = (torch.cuda.max_memory_allocated() - before) / 2**30
+            peaks[run.impl] = max(peaks[run.impl], peak)
+    for run in runs:
+        row = {"case": f"model.{name}", "impl": run.impl,
+               "ms": statistics.median(per_round[run.impl]),
+               "round_ms": [round(t, 3) for t in per_round[run.impl]],
+               "peak_GiB": round(peaks[run.impl], 3),
+               "opt_ms": opt_ms(run, tokens),
+               "norm_share": norm_share(run, tokens[0]),
+               "params": sum(p.numel() for p in run.model.parameters()),
+               "norms_converted": run.converted}
+        if run.impl.endswith("compile"):
+            row["graph_breaks"], row["break_reasons"] = graph_breaks(
+                run, tokens[0])
+        out_rows.append(row)
+        print(json.dumps(row), flush=True)
+    torch_ms = {row["impl"]: row["ms"] for row in out_rows
+                if row["case"] == f"model.{name}"}
+    for ours, theirs in (("kfuse", "torch"),
+                         ("kfuse_compile", "torch_compile")):
+        if ours in torch_ms and theirs in torch_ms:
+            ratio = {"case": f"model.{name}", "impl": f"{theirs}/{ours}",
+                     "ratio": torch_ms[theirs] / torch_ms[ours],
+                     "round_ratios": [
+                         round(a / b, 4) for a, b in
+                         zip(per_round[theirs], per_round[ours])]}
+            out_rows.append(ratio)
+            print(json.dumps(ratio), flush=True)
+    del runs
+    free()
+
+
+def measure_loss(name, steps, out_rows):
+    base, vocab = build(name, seed=3)
+    tokens = batches(vocab, steps, seed=4)
+    losses = {}
+    for impl in ("torch", "foreach", "kfuse"):
+        run = Run(impl, copy.deepcopy(base))
+        torch.manual_seed(5)  # the same dropout masks for every impl
+        losses[impl] = [run.step(batch).item() for batch in tokens]
+        del run
+        free()
+
+    def worst(a, b):
+        return max(abs(x - y) / abs(y) for x, y in zip(a, b))
+    row = {"case": f"loss.{name}", "steps": steps,
+           "kfuse_vs_fused_max_rel": worst(losses["kfuse"], losses["torch"]),
+           "foreach_vs_fused_max_rel": worst(losses["foreach"],
+                                             losses["torch"]),
+           "final": {k: v[-1] for k, v in losses.items()}}
+    out_rows.append(row)
+    print(json.dumps(row), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default="gpt2,bert,llama")
+    parser.add_argument("--impls", default="torch,kfuse")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--loss-steps", type=int, default=0)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("real_models: no CUDA device; skipped")
+        return 0
+    import transformers
+    torch.backends.cuda.matmul.allow_tf32 = True
+    rows = []
+    started = time.time()
+    for name in args.models.split(","):
+        measure_model(name, args.impls.split(","), args.rounds, args.steps,
+                      rows)
+        if args.loss_steps:
+            measure_loss(name, args.loss_steps, rows)
+    result = {"device": torch.cuda.get_device_name(),
+              "commit": commit(REPO), "torch": torch.__version__,
+              "transformers": transformers.__version__,
+              "batch": BATCH, "seq": SEQ, "wall_s": time.time() - started,
+              "rows": rows}
+    if args.out:
+        pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
