@@ -259,6 +259,18 @@ def check(status):
     )
 
 
+_logged = set()
+
+
+def log_info(message):
+    """Writes "kfuse: <message>" to stderr once per process where
+    KFUSE_LOG=info, as the native runtime logs its compiles."""
+    if os.environ.get("KFUSE_LOG") != "info" or message in _logged:
+        return
+    _logged.add(message)
+    print(f"kfuse: {message}", file=sys.stderr, flush=True)
+
+
 def read_source(path_or_text, default_name, what):
     """(text, name) when `path_or_text` is IR text, else (None, path) for a
     file: a str holding IR (a newline or "func.func") or a path, or any

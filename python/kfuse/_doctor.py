@@ -189,19 +189,25 @@ def _model_report(model):
 
 
 def _optimizer_report(optimizer):
+    """Each param group of `optimizer`: on kfuse's kernels or not, and which
+    params torch's optimizer updates instead, and why (as of its last
+    step)."""
     from .torch.optim import KfuseOptimizer
     if not isinstance(optimizer, KfuseOptimizer):
         return [{"param_group": None, "kfuse": False,
                  "detail": f"{type(optimizer).__name__} is not a kfuse "
                            "optimizer (kfuse.torch.optim)"}]
+    fallbacks = optimizer.fallbacks
     rows = []
     for index, group in enumerate(optimizer.param_groups):
-        devices = sorted({str(p.device) for p in group["params"]})
-        dtypes = sorted({str(p.dtype).replace("torch.", "")
-                         for p in group["params"]})
-        rows.append({"param_group": index, "kfuse": True,
-                     "detail": f"{len(group['params'])} params on "
-                               f"{', '.join(devices)} ({', '.join(dtypes)})"})
+        moved = fallbacks.get(index, [])
+        detail = f"{len(group['params']) - len(moved)} of " \
+                 f"{len(group['params'])} params on kfuse's kernels"
+        if moved:
+            detail += "; torch's optimizer updates " + ", ".join(
+                f"param {position} ({why})" for position, why in moved)
+        rows.append({"param_group": index, "kfuse": not moved,
+                     "detail": detail})
     return rows
 
 

@@ -27,13 +27,36 @@ for label, make in [("amsgrad", lambda: kopt.AdamW(params, amsgrad=True)),
     except NotImplementedError as error:
         print(f"{label}: NotImplementedError {error}")
 
+# CPU params: torch's optimizer of the same name updates them, over the
+# same optimizer.state, exactly as it would alone (three steps, a schedule).
+for cls, torch_cls, options in ((kopt.AdamW, torch.optim.AdamW, {}),
+                                (kopt.Adam, torch.optim.Adam,
+                                 {"weight_decay": 0.1}),
+                                (kopt.SGD, torch.optim.SGD,
+                                 {"momentum": 0.9})):
+    ours = [torch.nn.Parameter(p.detach().clone()) for p in params]
+    theirs = [torch.nn.Parameter(p.detach().clone()) for p in params]
+    opt_ours, opt_theirs = cls(ours, lr=0.1, **options), \
+        torch_cls(theirs, lr=0.1, **options)
+    for step in range(3):
+        for p, q in zip(ours, theirs):
+            p.grad = torch.full_like(p, 0.5 + step)
+            q.grad = p.grad.clone()
+        opt_ours.step()
+        opt_theirs.step()
+        for o in (opt_ours, opt_theirs):
+            o.param_groups[0]["lr"] *= 0.5
+    same = all(torch.equal(p, q) for p, q in zip(ours, theirs))
+    state = opt_ours.state[ours[0]]
+    print(f"cpu step {cls.__name__}: same as torch {same}, state "
+          f"{sorted(state)}, fallbacks {opt_ours.fallbacks}")
 for p in params:
     p.grad = torch.ones_like(p)
 try:
-    kopt.AdamW(params).step()
-    print("cpu step: ran")
-except RuntimeError as error:
-    print(f"cpu step: RuntimeError {error}")
+    kopt.Lion(params).step()
+    print("cpu step Lion: ran")
+except NotImplementedError as error:
+    print(f"cpu step Lion: NotImplementedError {error}")
 
 # torch's state dict after two steps loads into kfuse's AdamW and back.
 ref.step(); ref.step()

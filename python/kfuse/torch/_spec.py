@@ -198,11 +198,16 @@ class OptimizerSpec:
     construction, add_param_group, load_state_dict and every step.
     `forced`: options every group holds with this value (AdamW's
     decoupled_weight_decay, as torch.optim.AdamW sets it).
+    `torch_class`: the name of the torch.optim class that runs the params
+    kfuse's kernels do not take.
     """
 
     def __init__(self, name, defaults, variants, choose=None, unsupported=(),
-                 forced=None):
+                 forced=None, torch_class=None):
         self.name = name
+        # The torch.optim class (its name) that updates the params kfuse
+        # does not take (CPU, float64, non-contiguous); None: none exists.
+        self.torch_class = torch_class
         self.defaults = dict(defaults)
         self.variants = dict(variants)
         self._choose = choose
@@ -305,10 +310,12 @@ def _adam_choose(group):
 
 
 ADAM = OptimizerSpec("Adam", _adam_defaults(0, False), _ADAM_VARIANTS,
-                     choose=_adam_choose, unsupported=_ADAM_UNSUPPORTED)
+                     choose=_adam_choose, unsupported=_ADAM_UNSUPPORTED,
+                     torch_class="Adam")
 ADAMW = OptimizerSpec("AdamW", _adam_defaults(1e-2, True), _ADAM_VARIANTS,
                       choose=_adam_choose, unsupported=_ADAM_UNSUPPORTED,
-                      forced={"decoupled_weight_decay": True})
+                      forced={"decoupled_weight_decay": True},
+                      torch_class="AdamW")
 
 
 def _sgd_choose(group):
@@ -333,7 +340,7 @@ SGD = OptimizerSpec(
      "sgd_plain": Variant("sgd_plain", SGD_PLAIN_IR,
                           hypers=(("lr", _option("lr")),
                                   ("weight_decay", _option("weight_decay"))))},
-    choose=_sgd_choose, unsupported=_UNSUPPORTED_COMMON)
+    choose=_sgd_choose, unsupported=_UNSUPPORTED_COMMON, torch_class="SGD")
 
 LION = OptimizerSpec(
     "Lion",

@@ -60,11 +60,16 @@ negates it first, with no extra pass over it. Adam and AdamW with
 amsgrad=True run library/optim/adam_amsgrad.mlir / adamw_amsgrad.mlir and
 keep state[p]['max_exp_avg_sq'] as torch does.
 
-Not implemented (NotImplementedError): differentiable=True, float64/complex
-params, non-contiguous params or grads (e.g. channels_last). Sparse grads
-and CPU params raise RuntimeError.
+Params kfuse's kernels do not take (on the CPU, float64 or complex, not
+contiguous) are updated by torch.optim's class of the same name (AdamW,
+Adam, SGD) over the same optimizer.state, said once at KFUSE_LOG=info and
+listed by optimizer.fallbacks and kfuse.doctor(optimizer=...); Lion and
+optimizers from IR, which torch lacks, refuse them (NotImplementedError), as
+they refuse them with GradScaler. Not implemented (NotImplementedError):
+differentiable=True. Sparse grads raise RuntimeError.
 """
 
+import inspect
 import operator
 import os
 import pathlib
@@ -76,7 +81,7 @@ import torch
 import kfuse
 from kfuse import KfuseError
 from kfuse import _multi_tensor as _mt
-from kfuse._capi import check, lib
+from kfuse._capi import check, lib, log_info
 
 from . import _spec
 from ._spec import REQUIRED, prefixed
@@ -91,6 +96,9 @@ __all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Lion",
 
 _get_grad = operator.attrgetter("grad")
 _SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+# Options torch's optimizer chooses itself for the params kfuse leaves it.
+_TORCH_OWN_OPTIONS = ("params", "foreach", "fused", "capturable",
+                      "differentiable")
 # Marks a hyper last written from a CUDA tensor: copied again every step.
 _FOLLOWS_TENSOR = object()
 
@@ -235,7 +243,7 @@ class _GroupRuntime:
     or -1 for maximize=True)."""
 
     __slots__ = ("group", "variant", "params", "pattern", "multiplier",
-                 "cohorts", "sent")
+                 "cohorts", "sent", "fallback", "torch_optimizer")
 
     def __init__(self, group, variant, params, pattern, multiplier):
         self.group = group
@@ -245,6 +253,10 @@ class _GroupRuntime:
         self.multiplier = multiplier
         self.cohorts = []
         self.sent = {}
+        # (position, param, why) of the params torch's optimizer updates,
+        # and that optimizer, made at the first step that needs it.
+        self.fallback = []
+        self.torch_optimizer = None
 
     def matches(self, group, variant, params, pattern, multiplier):
         return (group is self.group and variant is self.variant and
@@ -425,7 +437,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
         del runtimes[len(groups):]
         runtimes.extend([None] * (len(groups) - len(runtimes)))
 
-        active = []
+        active, fallbacks = [], []
         for index, group in enumerate(groups):
             spec.check_supported(group)
             variant = spec.variant(group)
@@ -445,7 +457,14 @@ class KfuseOptimizer(torch.optim.Optimizer):
                     runtime)
             if runtime.cohorts:
                 active.append(index)
+            if runtime.fallback:
+                self._kfuse_refuse_in_capture(
+                    capturing, f"param group {index} has params torch's "
+                    "optimizer updates (not captured here)")
+                fallbacks.append(runtime)
         if not active:
+            for runtime in fallbacks:
+                self._kfuse_fallback_step(runtime)
             return
 
         # Every check before any launch: a stale group is rebuilt first.
@@ -499,6 +518,8 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 value = negated
             runtime.sync("inv_scale", value, capturing)
         _launch(plans, scaling)
+        for runtime in fallbacks:
+            self._kfuse_fallback_step(runtime)
         if scaler is not None:
             self._kfuse_report_found_inf(scaler, plans)
 
@@ -571,8 +592,18 @@ class KfuseOptimizer(torch.optim.Optimizer):
                   in enumerate(zip(params, grads)) if grad is not None]
         if not chosen:
             return runtime
+        kept = []
         for position, param in chosen:
-            self._kfuse_check_param(index, position, param)
+            why = self._kfuse_check_param(index, position, param)
+            if why is None:
+                kept.append((position, param))
+            else:
+                runtime.fallback.append((position, param, why))
+        if runtime.fallback:
+            self._kfuse_make_fallback(index, runtime)
+        chosen = kept
+        if not chosen:
+            return runtime
         members = [param for _, param in chosen]
         steps = [self._kfuse_init_state(index, position, group, variant, param)
                  for position, param in chosen]
@@ -611,15 +642,11 @@ class KfuseOptimizer(torch.optim.Optimizer):
         return runtime
 
     def _kfuse_check_param(self, index, position, param):
+        """None where kfuse's kernels update `param`; why not where torch's
+        optimizer does instead (CPU, float64, non-contiguous); raises for
+        what neither can update (a grad that does not fit its param)."""
         where = f"{self._kfuse_name}: param {position} of param group {index}"
         grad = param.grad
-        if param.device.type != "cuda":
-            raise RuntimeError(f"{where} is on {param.device}; kfuse "
-                               "optimizers update CUDA tensors only")
-        if param.dtype not in _SUPPORTED_DTYPES:
-            raise NotImplementedError(f"{where} is {param.dtype}; kfuse "
-                                      "updates float32, bfloat16 and float16 "
-                                      "params")
         if grad.is_sparse:
             raise RuntimeError(f"{where} has a sparse grad; "
                                f"{self._kfuse_spec.name} does not support "
@@ -628,10 +655,12 @@ class KfuseOptimizer(torch.optim.Optimizer):
             raise RuntimeError(f"{where} is {tuple(param.shape)} on "
                                f"{param.device} but its grad is "
                                f"{tuple(grad.shape)} on {grad.device}")
+        if param.device.type != "cuda":
+            return f"on {param.device}"
+        if param.dtype not in _SUPPORTED_DTYPES:
+            return f"{param.dtype}"
         if grad.dtype not in _SUPPORTED_DTYPES:
-            raise NotImplementedError(f"{where} has a {grad.dtype} grad; "
-                                      "kfuse reads float32, bfloat16 and "
-                                      "float16 grads")
+            return f"a {grad.dtype} grad"
         if _is_dtensor(param) or _is_dtensor(grad):
             if not _placed_alike(param, grad):
                 raise NotImplementedError(
@@ -645,9 +674,60 @@ class KfuseOptimizer(torch.optim.Optimizer):
                     "the param's; kfuse updates Shard and Replicate params")
         if not _local(param).is_contiguous() or \
                 not _local(grad).is_contiguous():
-            raise NotImplementedError(f"{where} or its grad is not contiguous "
-                                      "(e.g. channels_last); kfuse updates "
-                                      "contiguous tensors")
+            return "not contiguous (e.g. channels_last)"
+        return None
+
+    # -- params kfuse does not take: torch's optimizer --------------------------
+
+    def _kfuse_make_fallback(self, index, runtime):
+        """Hands the group's params that kfuse's kernels do not take to
+        torch's optimizer of the same name, sharing optimizer.state (the
+        state keys are torch's already); says why once, at KFUSE_LOG=info."""
+        spec = self._kfuse_spec
+        whys = ", ".join(f"param {position} ({why})"
+                         for position, _, why in runtime.fallback)
+        if spec.torch_class is None:
+            raise NotImplementedError(
+                f"{self._kfuse_name}: param group {index}: {whys}: kfuse's "
+                f"kernels update contiguous float32, bfloat16 and float16 "
+                f"CUDA tensors, and {spec.name} has no torch.optim "
+                "counterpart to update the others")
+        if self._kfuse_grad_scaling:
+            raise NotImplementedError(
+                f"{self._kfuse_name}: param group {index}: {whys}, which "
+                "torch's optimizer updates, with GradScaler: use one "
+                "optimizer for the params kfuse takes and torch's for the "
+                "others")
+        log_info(f"{self._kfuse_name}: param group {index}: torch.optim."
+                 f"{spec.torch_class} updates {whys}")
+        torch_class = getattr(torch.optim, spec.torch_class)
+        accepted = inspect.signature(torch_class.__init__).parameters
+        options = {key: value for key, value in runtime.group.items()
+                   if key in accepted and key not in _TORCH_OWN_OPTIONS}
+        shadow = torch_class([p for _, p, _ in runtime.fallback], **options)
+        shadow.state = self.state
+        runtime.torch_optimizer = shadow
+
+    def _kfuse_fallback_step(self, runtime):
+        """torch's step over the group's params kfuse does not take, with
+        the group's current options (foreach/fused/capturable left to
+        torch's defaults for such params)."""
+        shadow = runtime.torch_optimizer
+        mirror = shadow.param_groups[0]
+        for key, value in runtime.group.items():
+            if key in mirror and key not in _TORCH_OWN_OPTIONS:
+                mirror[key] = value
+        shadow.step()
+
+    @property
+    def fallbacks(self):
+        """{param group index: [(param position, why)]} of the params that
+        torch's optimizer updates because kfuse's kernels do not take them
+        (as of the last step; kfuse.doctor reports them)."""
+        return {index: [(position, why) for position, _, why in
+                        runtime.fallback]
+                for index, runtime in enumerate(self._kfuse_runtimes)
+                if runtime is not None and runtime.fallback}
 
     def _kfuse_init_state(self, index, position, group, variant, param):
         """Allocates the param's missing state (torch's lazy init) and
