@@ -32,17 +32,18 @@ and computes in float32). y and dx take x's dtype, dweight and dbias the
 dtypes of weight and bias, as in torch.
 
 Autocast: torch runs layer_norm under CUDA autocast in float32 (it casts
-its inputs up and returns float32). These modules instead read x as given,
-with no cast kernel, and, while CUDA autocast is enabled, write y in the
-autocast dtype (torch.get_autocast_dtype("cuda")): the next matmul would
-cast it to that dtype anyway, so this saves its cast kernel and half of the
-output bytes. dx comes back in x's dtype. The output dtype is decided when
-forward runs; autocast_output=False (a constructor and functional keyword)
-keeps y in x's dtype, like torch's float32 result for a float32 x: use it
-where y feeds anything but a matmul (a residual add, a loss). Nothing inside
-the autograd Functions is an autocast op (they only allocate, reshape and
-launch), so they need no custom_fwd / custom_bwd and run the same with
-autocast on or off; the backward takes dy in y's dtype.
+its inputs up and returns float32); rms_norm has no autocast policy and
+returns x's dtype. By default these modules and functions return the same
+dtypes, reading x as given (no cast kernel: the kernels compute in float32
+whatever they read). autocast_output=True (a constructor and functional
+keyword, and replace_norms') instead writes y in the autocast dtype
+(torch.get_autocast_dtype("cuda")) while CUDA autocast is enabled: where y
+feeds only a matmul, which would cast it to that dtype anyway, that saves
+the cast kernel and half of the output bytes and computes the same; where
+y feeds a residual add or a loss, it changes what the model computes. dx
+comes back in x's dtype. Nothing inside the autograd Functions is an
+autocast op (they only allocate, reshape and launch), so they need no
+custom_fwd / custom_bwd; the backward takes dy in y's dtype.
 
 Fallbacks: an input kfuse cannot take runs torch.nn.functional.layer_norm /
 rms_norm instead, unchanged: a tensor that is not on a CUDA device (CPU
@@ -171,15 +172,16 @@ def _columns(what, x, shape, weight, bias=None):
     return cols
 
 
-def _output_dtype(x, autocast_output):
-    """torch's output dtype: x's, or float32 under CUDA autocast (which runs
-    the norms in float32); with autocast_output, the autocast dtype."""
+def _output_dtype(x, autocast_output, autocast_float32):
+    """torch's output dtype: x's, or under CUDA autocast float32 where torch
+    runs the op in float32 (layer_norm; rms_norm has no autocast policy and
+    keeps x's); with autocast_output, the autocast dtype."""
     autocast = _autocast_dtype()
     if autocast is None:
         return x.dtype
     if autocast_output and autocast in _KFUSE_DTYPES:
         return autocast
-    return torch.float32
+    return torch.float32 if autocast_float32 else x.dtype
 
 
 def _requires_grad(*tensors):
@@ -341,7 +343,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
         _torch_runs("layer_norm", input, weight, bias)
         return F.layer_norm(input, shape, weight, bias, eps)
     cols = _columns("layer_norm", input, shape, weight, bias)
-    out_dtype = _output_dtype(input, autocast_output)
+    out_dtype = _output_dtype(input, autocast_output, True)
     eps = float(eps)
     if torch.is_grad_enabled() and _requires_grad(input, weight, bias):
         return _LayerNormFunction.apply(input, weight, bias, cols, eps,
@@ -373,7 +375,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *,
         _torch_runs("rms_norm", input, weight)
         return _torch_rms_norm(input, shape, weight, eps)
     cols = _columns("rms_norm", input, shape, weight)
-    out_dtype = _output_dtype(input, autocast_output)
+    out_dtype = _output_dtype(input, autocast_output, False)
     eps = _F32_EPS if eps is None else float(eps)
     return _kfuse_rms_norm(input, weight, cols, eps, out_dtype)
 
