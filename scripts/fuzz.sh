@@ -3,8 +3,9 @@
 # libFuzzer, AddressSanitizer and UBSan, assertions on (docs/Fuzzing.md).
 #
 #   scripts/fuzz.sh                 build, replay test/Fuzz, fuzz 120 s (seed 1)
-#   scripts/fuzz.sh --seconds=3600 --seed=7 --jobs=2
+#   scripts/fuzz.sh --seconds=3600 --seed=7 --jobs=2 --log=fuzz.log
 #   scripts/fuzz.sh --replay-only   build and replay test/Fuzz only
+#   (--log keeps libFuzzer's whole output)
 #
 # Builds into build-fuzz/ with clang-22 (installed with apt-get where
 # missing). Every input of test/Fuzz/corpus and test/Fuzz/regressions runs
@@ -22,6 +23,7 @@ seed=1
 jobs=1
 timeout=20
 replay_only=0
+keep_log=""
 for arg in "$@"; do
   case "$arg" in
     --seconds=*) seconds=${arg#*=} ;;
@@ -29,6 +31,7 @@ for arg in "$@"; do
     --jobs=*) jobs=${arg#*=} ;;
     --timeout=*) timeout=${arg#*=} ;;
     --replay-only) replay_only=1 ;;
+    --log=*) keep_log=${arg#*=} ;;
     *) echo "fuzz: unknown argument '$arg' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -84,6 +87,7 @@ else
     -max_len=8192 -dict=test/Fuzz/kfuse.dict "${corpora[@]}" > "$log" 2>&1 ||
     status=$?
 fi
+[ -n "$keep_log" ] && cp "$log" "$keep_log"
 grep -E "ERROR|SUMMARY|Test unit written|==[0-9]+==" "$log" | head -n 40 || true
 runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log" |
   awk '{ s += $1 } END { print s + 0 }')
