@@ -22,8 +22,10 @@ implementation for --steps iterations, one CUDA event pair around each;
 a row's ms is the median of its rounds' medians, with every round's median
 kept. peak_GiB is the peak of allocated memory during the timed steps above
 what was allocated before them. opt_ms is the GPU time of optimizer.step()
-alone (events around it, in separate iterations), and norm_share the
-fraction of one profiled iteration's kernel time spent in norm kernels.
+alone (events around it, in separate iterations); kernel_ms, norm_share
+and top_kernels come from one profiled iteration (its kernel time, the
+fraction of it in norm kernels, its largest kernels), and gpu_idle_ms is
+ms - kernel_ms, the time the host holds an iteration up.
 The compiled rows report graph_breaks (torch._dynamo.explain on one
 forward). loss rows train each model --loss-steps steps from one init with
 torch's fused and foreach AdamW and kfuse, and report the largest relative
@@ -143,12 +145,15 @@ def opt_ms(run, tokens, repeats=5):
     return statistics.median(times)
 
 
-def norm_share(run, batch):
+def profile_step(run, batch, top=12):
+    """One iteration under the profiler: the fraction of its kernel time in
+    norm kernels, its total kernel time (ms) and its largest kernels."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         run.step(batch)
         torch.cuda.synchronize()
     total = norm = 0.0
+    kernels = []
     for event in prof.key_averages():
         cuda = getattr(event, "device_time_total", None)
         if cuda is None:
@@ -156,10 +161,15 @@ def norm_share(run, batch):
         if event.key.startswith("cuda") or event.key.startswith("Memcpy"):
             continue
         total += cuda
+        kernels.append((cuda, event.count, event.key[:90]))
         key = event.key.lower()
         if "norm" in key and "kfuse_adamw" not in key:
             norm += cuda
-    return norm / total if total else None
+    kernels.sort(reverse=True)
+    return {"norm_share": norm / total if total else None,
+            "kernel_ms": total / 1e3,
+            "top_kernels": [{"us": round(us, 1), "count": count, "name": name}
+                            for us, count, name in kernels[:top]]}
 
 
 def graph_breaks(run, batch):
@@ -198,9 +208,12 @@ def measure_model(name, impls, rounds, steps, out_rows):
                "round_ms": [round(t, 3) for t in per_round[run.impl]],
                "peak_GiB": round(peaks[run.impl], 3),
                "opt_ms": opt_ms(run, tokens),
-               "norm_share": norm_share(run, tokens[0]),
+               **profile_step(run, tokens[0]),
                "params": sum(p.numel() for p in run.model.parameters()),
                "norms_converted": run.converted}
+        # The GPU's idle time in an iteration: where the host (Python,
+        # launches, a sync inside the model's loss) holds the step up.
+        row["gpu_idle_ms"] = row["ms"] - row["kernel_ms"]
         if run.impl.endswith("compile"):
             row["graph_breaks"], row["break_reasons"] = graph_breaks(
                 run, tokens[0])
