@@ -95,11 +95,9 @@ llvm::Expected<ParsedKernel> parseKernel(MLIRContext &context, StringRef text,
     }
     first = func;
   }
-  KernelKind kind = required.value_or(findNorm(*module) ? KernelKind::norm
-                                                        : KernelKind::update);
-  bool found = kind == KernelKind::norm ? bool(findNorm(*module))
-                                        : bool(findUpdate(*module));
-  if (!found) {
+  KernelKind kind = required.value_or(
+      first && isNorm(first) ? KernelKind::norm : KernelKind::update);
+  if (!first || isNorm(first) != (kind == KernelKind::norm)) {
     emitError(module->getLoc()) << "no func.func with the '"
                                 << (!required ? "kfuse.update' or 'kfuse.norm"
                                     : kind == KernelKind::norm ? "kfuse.norm"
