@@ -129,7 +129,7 @@ def _kfuse_takes(x, *columns):
     return True
 
 
-def _why_torch_runs(x, *columns):
+def _why_torch_runs(x):
     """Why _kfuse_takes refused: for the KFUSE_LOG=info line."""
     if not isinstance(x, torch.Tensor):
         return f"the input is a {type(x).__name__}"
@@ -144,9 +144,9 @@ def _why_torch_runs(x, *columns):
     return "a weight or bias kfuse does not read (dtype, device or layout)"
 
 
-def _torch_runs(what, x, *columns):
+def _torch_runs(what, x):
     """Logs once, at KFUSE_LOG=info, that torch's function runs, and why."""
-    log_info(f"{what}: torch's function runs ({_why_torch_runs(x, *columns)})")
+    log_info(f"{what}: torch's function runs ({_why_torch_runs(x)})")
 
 
 def _columns(what, x, shape, weight, bias=None):
@@ -340,7 +340,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
     autocast output dtype and the inputs that fall back to torch)."""
     shape = _shape_tuple(normalized_shape)
     if not _kfuse_takes(input, weight, bias):
-        _torch_runs("layer_norm", input, weight, bias)
+        _torch_runs("layer_norm", input)
         return F.layer_norm(input, shape, weight, bias, eps)
     cols = _columns("layer_norm", input, shape, weight, bias)
     out_dtype = _output_dtype(input, autocast_output, True)
@@ -372,7 +372,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *,
     epsilon, as torch computes it for float32/bfloat16/float16 inputs."""
     shape = _shape_tuple(normalized_shape)
     if not _kfuse_takes(input, weight):
-        _torch_runs("rms_norm", input, weight)
+        _torch_runs("rms_norm", input)
         return _torch_rms_norm(input, shape, weight, eps)
     cols = _columns("rms_norm", input, shape, weight)
     out_dtype = _output_dtype(input, autocast_output, False)
@@ -505,7 +505,7 @@ def _llama_rms_forward(self, hidden_states):
     """LlamaRMSNorm and its copies: weight * (x_f32 * rstd).to(x.dtype)."""
     weight = self.weight
     if not _kfuse_takes(hidden_states, weight):
-        _torch_runs(type(self).__name__, hidden_states, weight)
+        _torch_runs(type(self).__name__, hidden_states)
         return self._kfuse_original_forward(hidden_states)
     out = torch.promote_types(weight.dtype, hidden_states.dtype)
     cols = _columns(type(self).__name__, hidden_states, tuple(weight.shape),
@@ -518,7 +518,7 @@ def _gemma_rms_forward(self, x):
     """GemmaRMSNorm: (x_f32 * rstd * (1 + weight_f32)).type_as(x)."""
     weight = self.weight
     if not _kfuse_takes(x, weight):
-        _torch_runs(type(self).__name__, x, weight)
+        _torch_runs(type(self).__name__, x)
         return self._kfuse_original_forward(x)
     cols = _columns(type(self).__name__, x, tuple(weight.shape), weight)
     return _kfuse_rms_norm(x, weight.float() + 1.0, cols, float(self.eps),
@@ -530,7 +530,7 @@ def _t5_rms_forward(self, hidden_states):
     weight's dtype when it is 16-bit, else float32."""
     weight = self.weight
     if not _kfuse_takes(hidden_states, weight):
-        _torch_runs(type(self).__name__, hidden_states, weight)
+        _torch_runs(type(self).__name__, hidden_states)
         return self._kfuse_original_forward(hidden_states)
     out = weight.dtype if weight.dtype in (torch.float16, torch.bfloat16) \
         else torch.promote_types(weight.dtype, torch.float32)
