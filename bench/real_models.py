@@ -14,7 +14,13 @@ Implementations:
   torch          torch.optim.AdamW(fused=True), the model's own norms
   kfuse          kfuse.torch.optim.AdamW, kfuse.torch.nn.replace_norms
   torch_compile  torch's, the model under torch.compile
-  kfuse_compile  kfuse's, the model under torch.compile
+  kfuse_compile  kfuse's, the model under torch.compile (kfuse's norm
+                 modules traced as torch's norms, the default of
+                 kfuse.torch.nn.set_compiled_norms: inductor generates
+                 them and fuses them with their neighbours)
+  kfuse_ops_compile  as kfuse_compile with set_compiled_norms("kfuse"):
+                 the norms run kfuse's kernels as kfuse:: operators
+  *_ro           as * with mode="reduce-overhead" (CUDA graphs)
 Every implementation of a model starts from the same weights and reads the
 same batches. The timed rounds alternate the implementations (these hosts
 are noisy where the step is bound by the host): each round runs every
@@ -97,14 +103,37 @@ class Run:
         if impl.startswith("kfuse"):
             import kfuse.torch
             kfuse.torch.nn.replace_norms(model, report=report)
+        self.compiled_norms = ("kfuse" if impl.startswith("kfuse_ops")
+                               else "inductor")
         self.converted = report
         self.model = model
         self.optimizer = make_optimizer(impl, model.parameters())
-        self.forward = torch.compile(model) if impl.endswith("compile") \
-            else model
+        if impl.endswith("compile"):
+            self.forward = torch.compile(model)
+        elif impl.endswith("compile_ro"):
+            self.forward = torch.compile(model, mode="reduce-overhead")
+        else:
+            self.forward = model
+
+    def norms_traced(self):
+        """The set_compiled_norms choice of this run, while tracing."""
+        import contextlib
+        if not self.impl.startswith("kfuse"):
+            return contextlib.nullcontext()
+        import kfuse.torch.nn as knn
+
+        @contextlib.contextmanager
+        def chosen():
+            previous = knn.set_compiled_norms(self.compiled_norms)
+            try:
+                yield
+            finally:
+                knn.set_compiled_norms(previous)
+        return chosen()
 
     def loss(self, tokens):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with self.norms_traced(), \
+                torch.autocast("cuda", dtype=torch.bfloat16):
             out = self.forward(input_ids=tokens, labels=tokens)
         return out.loss
 
@@ -174,7 +203,7 @@ def profile_step(run, batch, top=12):
 
 def graph_breaks(run, batch):
     import torch._dynamo as dynamo
-    with torch.autocast("cuda", dtype=torch.bfloat16):
+    with run.norms_traced(), torch.autocast("cuda", dtype=torch.bfloat16):
         explained = dynamo.explain(run.model)(input_ids=batch, labels=batch)
     return explained.graph_break_count, [str(r.reason)[:200]
                                          for r in explained.break_reasons]
@@ -214,7 +243,7 @@ def measure_model(name, impls, rounds, steps, out_rows):
         # The GPU's idle time in an iteration: where the host (Python,
         # launches, a sync inside the model's loss) holds the step up.
         row["gpu_idle_ms"] = row["ms"] - row["kernel_ms"]
-        if run.impl.endswith("compile"):
+        if "compile" in run.impl:
             row["graph_breaks"], row["break_reasons"] = graph_breaks(
                 run, tokens[0])
         out_rows.append(row)
@@ -222,7 +251,10 @@ def measure_model(name, impls, rounds, steps, out_rows):
     torch_ms = {row["impl"]: row["ms"] for row in out_rows
                 if row["case"] == f"model.{name}"}
     for ours, theirs in (("kfuse", "torch"),
-                         ("kfuse_compile", "torch_compile")):
+                         ("kfuse_compile", "torch_compile"),
+                         ("kfuse_ops_compile", "torch_compile"),
+                         ("kfuse_compile_ro", "torch_compile_ro"),
+                         ("kfuse_ops_compile_ro", "torch_compile_ro")):
         if ours in torch_ms and theirs in torch_ms:
             ratio = {"case": f"model.{name}", "impl": f"{theirs}/{ours}",
                      "ratio": torch_ms[theirs] / torch_ms[ours],

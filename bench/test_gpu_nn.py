@@ -935,6 +935,130 @@ def training_matches_torch_modules():
     return details
 
 
+# -- torch.compile and the kfuse:: operators ------------------------------------
+
+@test
+def custom_ops_pass_opcheck():
+    """torch.library.opcheck of every kfuse:: operator: schema, fake
+    implementation against the kernel, autograd registration and
+    AOTAutograd with dynamic shapes, in f32 and bf16, with and without
+    weight and bias."""
+    opcheck = getattr(torch.library, "opcheck", None)
+    if opcheck is None:
+        return {"skipped": f"torch {torch.__version__} has no opcheck"}
+    ops = torch.ops.kfuse
+    count = 0
+    for dtype in (torch.float32, torch.bfloat16):
+        for affine in (True, False):
+            x = rand((6, 5, 96), dtype, 60)
+            dy = rand((6, 5, 96), dtype, 61)
+            w = rand((96,), torch.float32, 62, 0.1, 1.0) if affine else None
+            b = rand((96,), dtype, 63) if affine else None
+            xg, wg, bg = (None if t is None else
+                          t.detach().clone().requires_grad_()
+                          for t in (x, w, b))
+            opcheck(ops.layer_norm_fwd.default,
+                    (xg, wg, bg, 96, 1e-5, torch.float32))
+            opcheck(ops.rms_norm_fwd.default, (xg, wg, 96, 1e-6, dtype))
+            _, stats = ops.layer_norm_fwd(x, w, b, 96, 1e-5, dtype)
+            _, rstd = ops.rms_norm_fwd(x, w, 96, 1e-6, dtype)
+            opcheck(ops.layer_norm_bwd.default, (dy, x, stats, w, b, 96))
+            opcheck(ops.rms_norm_bwd.default, (dy, x, rstd, w, 96))
+            count += 4
+    return {"opchecks": count}
+
+
+def compiled_matches_eager(model, compiled, cast, steps=3):
+    """Forward and backward of `compiled` against `model` (an identical
+    copy run eagerly) on the same inputs: the worst rel. L2 of outputs and
+    grads."""
+    gen = torch.Generator(device="cuda").manual_seed(70)
+    worst = 0.0
+    for _ in range(steps):
+        x = torch.randn(64, 64, device="cuda", generator=gen)
+        outs = []
+        for net in (compiled, model):
+            net_params = list(getattr(net, "_orig_mod", net).parameters())
+            for p in net_params:
+                p.grad = None
+            with (torch.autocast("cuda", dtype=cast) if cast else
+                  contextlib.nullcontext()):
+                out = net(x)
+            out.float().square().mean().backward()
+            outs.append([out.detach().clone()] +
+                        [p.grad.clone() for p in net_params])
+        for a, b in zip(*outs):
+            worst = max(worst, rel_l2(a, b, 1e-3))
+    return worst
+
+
+@test
+def compile_fullgraph_without_graph_breaks():
+    """torch.compile(fullgraph=True) of a block with kfuse LayerNorm and
+    RMSNorm, under each set_compiled_norms choice: no graph break; with
+    "inductor" (the default) the compiled block runs no kfuse norm kernel,
+    with "kfuse" every norm runs as a kfuse:: operator; outputs and grads
+    match the eager kfuse block, in f32 and under bf16 autocast."""
+    import torch._dynamo as dynamo
+    details = {}
+    for kind in ("inductor", "kfuse"):
+        previous = knn.set_compiled_norms(kind)
+        try:
+            for cast in (None, torch.bfloat16):
+                dynamo.reset()
+                model = knn.replace_norms(block(71, rms=True))
+                eager = copy.deepcopy(model)
+                compiled = torch.compile(model, fullgraph=True)
+                with Launches() as launches:
+                    worst = compiled_matches_eager(eager, compiled, cast)
+                x = torch.randn(8, 64, device="cuda")
+                with (torch.autocast("cuda", dtype=cast) if cast else
+                      contextlib.nullcontext()):
+                    explained = dynamo.explain(model)(x)
+                assert explained.graph_break_count == 0, \
+                    explained.break_reasons
+                limit = 1e-5 if cast is None else 2e-2
+                assert worst < limit, (kind, cast, worst)
+                # The eager copy: 3 norms x (fwd + bwd) x 3 steps.
+                compiled_launches = len(launches.names) - 18
+                expected = 0 if kind == "inductor" else 18
+                assert compiled_launches == expected, (kind, launches.names)
+                details[f"{kind}.{'f32' if cast is None else 'bf16'}"] = {
+                    "rel_l2": float(f"{worst:.3e}"),
+                    "graphs": explained.graph_count,
+                    "kfuse_launches": compiled_launches}
+        finally:
+            knn.set_compiled_norms(previous)
+    return details
+
+
+@test
+def compile_reduce_overhead_captures_the_norms():
+    """mode="reduce-overhead" with set_compiled_norms("kfuse"): after
+    warm-up, kfuse's norm kernels replay inside CUDA graphs (no Python
+    launch runs), with the eager results."""
+    import torch._dynamo as dynamo
+    dynamo.reset()
+    previous = knn.set_compiled_norms("kfuse")
+    try:
+        model = knn.replace_norms(block(72, rms=True))
+        eager = copy.deepcopy(model)
+        compiled = torch.compile(model, mode="reduce-overhead",
+                                 fullgraph=True)
+        compiled_matches_eager(eager, compiled, torch.bfloat16, steps=3)
+        with Launches() as launches:
+            worst = compiled_matches_eager(eager, compiled, torch.bfloat16,
+                                           steps=3)
+    finally:
+        knn.set_compiled_norms(previous)
+    # Launches counted are the eager copy's only: 3 norms, fwd and bwd, 3
+    # steps.
+    assert len(launches.names) == 3 * 2 * 3, launches.names
+    assert worst < 2e-2, worst
+    return {"rel_l2": float(f"{worst:.3e}"),
+            "python_launches_in_replays": len(launches.names) - 18}
+
+
 def main():
     global knn
     options = _gpu_tests.parse_args()

@@ -573,6 +573,11 @@ def scaled_run(autocast, unscale_and_clip=False, steps=30, inject_at=10,
             assert all(torch.equal(p, b) for p, b in zip(params, before)), \
                 "a step with an inf grad changed a param"
             assert scaler.get_scale() == scale / 2, (scaler.get_scale(), scale)
+        # state[p]['step'] is live: torch's count after every step, the
+        # skipped one included, with no sync_state() or state_dict().
+        live = [float(opt.state[p]["step"]) for p in params]
+        assert live == [float(ref_opt.state[r]["step"]) for r in ref], \
+            (i, live)
     torch.cuda.synchronize()
     steps_taken = {float(s["step"])
                    for s in opt.state_dict()["state"].values()}
@@ -599,6 +604,60 @@ def grad_scaler_with_maximize():
     return {"param_rel_l2": scaled_run(torch.float16, maximize=True),
             "unscaled_first": scaled_run(torch.bfloat16, maximize=True,
                                          unscale_and_clip=True)}
+
+
+@test
+def step_count_is_live_without_host_sync():
+    """state[p]['step'] views the plan's device count: steps (with and
+    without a GradScaler) run under torch's sync debug mode "error" and the
+    view follows them; state_dict() holds torch's form (float32 on the
+    CPU) and leaves the view live. (Building plans synchronizes: the first
+    step, and the first scaled one, which adds the inf scan, run outside.)"""
+    model = mlp(95)
+    params = list(model.parameters())
+    opt = kopt.AdamW(params, lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda")
+    data = batches(8, 96)
+
+    def without_sync(batches, scaled):
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            for batch in batches:
+                opt.zero_grad(set_to_none=True)
+                backward(model, batch, scaler=scaler if scaled else None)
+                if scaled:
+                    scaler.step(opt)
+                    scaler.update()
+                else:
+                    opt.step()
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+
+    backward(model, data[0])
+    opt.step()
+    view = opt.state[params[0]]["step"]
+    assert view.is_cuda and view.dim() == 0, view
+    without_sync(data[1:4], scaled=False)
+    assert opt.state[params[0]]["step"] is view
+    assert float(view) == 4.0, float(view)
+    opt.zero_grad(set_to_none=True)
+    backward(model, data[4], scaler=scaler)
+    scaler.step(opt)
+    scaler.update()
+    view = opt.state[params[0]]["step"]
+    without_sync(data[5:], scaled=True)
+    assert opt.state[params[0]]["step"] is view
+    steps = [float(opt.state[p]["step"]) for p in params]
+    saved = opt.state_dict()["state"][0]["step"]
+    assert (saved.device.type, saved.dtype) == ("cpu", torch.float32), saved
+    opt.zero_grad(set_to_none=True)
+    backward(model, data[0], scaler=scaler)
+    scaler.step(opt)
+    scaler.update()
+    after = float(opt.state[params[0]]["step"])
+    assert steps == [8.0] * len(params) and after == 9.0, (steps, after)
+    assert float(saved) == 8.0
+    return {"steps": steps[0], "after_state_dict": after}
 
 
 @test

@@ -74,8 +74,12 @@ from kfuse._capi import log_info
 from kfuse._norm import library_norm
 
 __all__ = ["LayerNorm", "RMSNorm", "layer_norm", "rms_norm",
-           "replace_norms", "register_norm", "norm_status"]
+           "replace_norms", "register_norm", "norm_status",
+           "set_compiled_norms"]
 
+# True while torch.compile traces (torch >= 2.3; before, never).
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling",
+                        None) or (lambda: False)
 _KFUSE_DTYPES = frozenset((torch.float32, torch.bfloat16, torch.float16))
 _F32_EPS = torch.finfo(torch.float32).eps
 _TorchRMSNorm = getattr(torch.nn, "RMSNorm", None)  # torch >= 2.4
@@ -276,6 +280,34 @@ def _rms_norm_forward(x, weight, cols, eps, out_dtype):
     return y, x, rstd
 
 
+def _layer_norm_backward(dy, x, stats, weight, bias, cols):
+    """(dx, dweight, dbias): dx contiguous in x's dtype, dweight and dbias
+    in the shapes and dtypes of weight and bias (float32 columns of `cols`
+    for a None one: the kernel writes them regardless)."""
+    x = _contiguous(x)
+    rows = x.numel() // cols
+    device = x.device
+    dx = x.new_empty(x.shape)
+    dweight = _grad_like(weight, cols, device)
+    dbias = _grad_like(bias, cols, device)
+    _run("layernorm_bwd", rows, cols, _contiguous(dy), x,
+         _contiguous(stats), _column_or(weight, cols, device, 1), dx, dweight,
+         dbias)
+    return dx, dweight, dbias
+
+
+def _rms_norm_backward(dy, x, rstd, weight, cols):
+    """(dx, dweight), as _layer_norm_backward."""
+    x = _contiguous(x)
+    rows = x.numel() // cols
+    device = x.device
+    dx = x.new_empty(x.shape)
+    dweight = _grad_like(weight, cols, device)
+    _run("rmsnorm_bwd", rows, cols, _contiguous(dy), x, _contiguous(rstd),
+         _column_or(weight, cols, device, 1), dx, dweight)
+    return dx, dweight
+
+
 class _LayerNormFunction(torch.autograd.Function):
     """y = layer_norm(x) over the last `cols` elements of each row; y in
     `out_dtype`, dx in x's dtype."""
@@ -292,14 +324,8 @@ class _LayerNormFunction(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, dy):
         x, stats, weight, bias = ctx.saved_tensors
-        cols = ctx.cols
-        rows = x.numel() // cols
-        device = x.device
-        dx = torch.empty_like(x)
-        dweight = _grad_like(weight, cols, device)
-        dbias = _grad_like(bias, cols, device)
-        _run("layernorm_bwd", rows, cols, _contiguous(dy), x, stats,
-             _column_or(weight, cols, device, 1), dx, dweight, dbias)
+        dx, dweight, dbias = _layer_norm_backward(dy, x, stats, weight, bias,
+                                                  ctx.cols)
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         return (dx if need_x else None, dweight if need_w else None,
                 dbias if need_b else None, None, None, None)
@@ -320,16 +346,41 @@ class _RMSNormFunction(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, dy):
         x, rstd, weight = ctx.saved_tensors
-        cols = ctx.cols
-        rows = x.numel() // cols
-        device = x.device
-        dx = torch.empty_like(x)
-        dweight = _grad_like(weight, cols, device)
-        _run("rmsnorm_bwd", rows, cols, _contiguous(dy), x, rstd,
-             _column_or(weight, cols, device, 1), dx, dweight)
+        dx, dweight = _rms_norm_backward(dy, x, rstd, weight, ctx.cols)
         need_x, need_w = ctx.needs_input_grad[:2]
         return (dx if need_x else None, dweight if need_w else None, None,
                 None, None)
+
+
+# -- under torch.compile --------------------------------------------------------
+
+_COMPILED_NORMS = ("inductor", "kfuse")
+_compiled_norms = "inductor"
+
+
+def set_compiled_norms(kind):
+    """What torch.compile traces for kfuse's norm modules and functions
+    (eager calls always run kfuse's kernels), and returns the previous
+    choice:
+      "inductor"  (the default) torch's own norm over the same columns, in
+                  the same output dtype: inductor generates it and fuses it
+                  with the ops around it (the residual add, dropout, the
+                  casts), which no separate kernel can match;
+      "kfuse"     the kfuse:: operators (kfuse.torch._ops): kfuse's kernels,
+                  one launch each, captured by CUDA graphs.
+    Either way the model compiles without a graph break from kfuse (torch
+    >= 2.4). Takes effect at the next compile (torch._dynamo.reset() or a
+    new torch.compile)."""
+    global _compiled_norms
+    if kind not in _COMPILED_NORMS:
+        raise ValueError(f"set_compiled_norms({kind!r}): expected one of "
+                         f"{', '.join(map(repr, _COMPILED_NORMS))}")
+    previous, _compiled_norms = _compiled_norms, kind
+    return previous
+
+
+def _flat(column):
+    return None if column is None else column.reshape(-1)
 
 
 # -- functional forms ---------------------------------------------------------
@@ -344,11 +395,23 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
         return F.layer_norm(input, shape, weight, bias, eps)
     cols = _columns("layer_norm", input, shape, weight, bias)
     out_dtype = _output_dtype(input, autocast_output, True)
-    eps = float(eps)
-    if torch.is_grad_enabled() and _requires_grad(input, weight, bias):
-        return _LayerNormFunction.apply(input, weight, bias, cols, eps,
-                                        out_dtype)
-    return _layer_norm_forward(input, weight, bias, cols, eps, out_dtype)[0]
+    return _kfuse_layer_norm(input, weight, bias, cols, float(eps), out_dtype)
+
+
+def _kfuse_layer_norm(x, weight, bias, cols, eps, out_dtype):
+    """layer_norm on kfuse's kernels of arguments already checked: y in
+    out_dtype, with autograd where it is needed. Eager calls launch
+    directly (the least host time); under torch.compile, see
+    set_compiled_norms."""
+    if _is_compiling():
+        if _compiled_norms == "kfuse":
+            return torch.ops.kfuse.layer_norm_fwd(x, weight, bias, cols, eps,
+                                                  out_dtype)[0]
+        return F.layer_norm(x.reshape(-1, cols), (cols,), _flat(weight),
+                            _flat(bias), eps).reshape(x.shape).to(out_dtype)
+    if torch.is_grad_enabled() and _requires_grad(x, weight, bias):
+        return _LayerNormFunction.apply(x, weight, bias, cols, eps, out_dtype)
+    return _layer_norm_forward(x, weight, bias, cols, eps, out_dtype)[0]
 
 
 def _torch_rms_norm(input, shape, weight, eps):
@@ -383,6 +446,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *,
 def _kfuse_rms_norm(x, weight, cols, eps, out_dtype):
     """rms_norm on kfuse's kernels of arguments already checked: y in
     out_dtype, with autograd where it is needed."""
+    if _is_compiling():
+        if _compiled_norms == "kfuse":
+            return torch.ops.kfuse.rms_norm_fwd(x, weight, cols, eps,
+                                                out_dtype)[0]
+        return F.rms_norm(x.reshape(-1, cols), (cols,), _flat(weight),
+                          eps).reshape(x.shape).to(out_dtype)
     if torch.is_grad_enabled() and _requires_grad(x, weight):
         return _RMSNormFunction.apply(x, weight, cols, eps, out_dtype)
     return _rms_norm_forward(x, weight, cols, eps, out_dtype)[0]
@@ -657,3 +726,12 @@ def replace_norms(module, *, autocast_output=False, report=None):
         if skipped:
             report["not converted"] = skipped
     return module
+
+
+# The kfuse:: operators that torch.compile traces; registered last, as they
+# run this module's kernels.
+from . import _ops  # noqa: E402
+
+if not _ops.TRACEABLE:  # torch < 2.4: torch.compile breaks the graph here
+    def _is_compiling():
+        return False

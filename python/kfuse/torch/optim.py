@@ -30,10 +30,14 @@ changed, so LR schedulers cost one small copy and never a recompile. A CUDA
 tensor option (lr=torch.tensor(1e-3, device="cuda")) is copied on the
 device every step, which a captured CUDA graph replays.
 
-Step counts: the plan counts steps on the device. optimizer.state[p]['step']
-is refreshed from it by state_dict() and sync_state() (a host sync, except
-for capturable/fused groups, whose step tensors live on the device and are
-refreshed by device copies), and at every plan rebuild.
+Step counts: the plan counts steps on the device, and while a plan runs,
+optimizer.state[p]['step'] is a view of that count: a 0-dim float64 tensor
+on the param's device, current after every step (a step GradScaler skips
+included) with no host synchronization; reading its value (float(),
+.item()) synchronizes, as reading any CUDA tensor does. state_dict() holds
+torch's form instead (float32, on the CPU unless the group is capturable
+or fused), as do the states after a plan is retired (a rebuild, a loaded
+state dict).
 
 GradScaler: these optimizers set _step_supports_amp_scaling, so
 scaler.step(opt) calls opt.step(grad_scaler=scaler) (torch warns once that
@@ -329,6 +333,8 @@ class KfuseOptimizer(torch.optim.Optimizer):
         self._kfuse_check_stale = check_stale
         self._kfuse_runtimes = []  # one per param group, built lazily
         self._kfuse_hidden_steps = {}  # param -> count ("hidden" variants)
+        # id(view) -> (view, group): the live state[p]['step'] views.
+        self._kfuse_live_steps = {}
         self._kfuse_grad_scaling = False
         self._kfuse_found_inf = {}  # device -> the flag every plan shares
 
@@ -361,9 +367,25 @@ class KfuseOptimizer(torch.optim.Optimizer):
         return loss
 
     def state_dict(self):
-        """torch.optim's state dict, step counts refreshed from the device."""
-        self.sync_state()
-        return super().state_dict()
+        """torch.optim's state dict; the live step counts in it are copied in
+        torch's form (float32; on the CPU unless capturable or fused, which
+        synchronizes the host once per plan)."""
+        packed = super().state_dict()
+        live = self._kfuse_live_steps
+        if not live:
+            return packed
+        copies = {}  # one copy per device slot, however many params view it
+        for key, entry in list(packed["state"].items()):
+            step = entry.get("step")
+            group = live.get(id(step)) if torch.is_tensor(step) else None
+            if group is None or group[0] is not step:
+                continue
+            slot = step.data_ptr()
+            if slot not in copies:
+                copies[slot] = self._kfuse_step_tensor(group[1], None, step)
+            # A new dict: torch's packed entries are optimizer.state's own.
+            packed["state"][key] = dict(entry, step=copies[slot].clone())
+        return packed
 
     def load_state_dict(self, state_dict):
         """Loads a torch.optim state dict (from this class or its torch.optim
@@ -383,6 +405,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
             self._kfuse_reset()
         self._kfuse_runtimes = []
         self._kfuse_hidden_steps = {}
+        self._kfuse_live_steps = {}
         spec = self._kfuse_spec
         for group in self.param_groups:
             for key, value in spec.defaults.items():
@@ -399,11 +422,8 @@ class KfuseOptimizer(torch.optim.Optimizer):
     # -- kfuse ----------------------------------------------------------------
 
     def sync_state(self):
-        """Refreshes optimizer.state[p]['step'] from the plans' device step
-        counts (a host sync, except for capturable/fused groups)."""
-        for runtime in self._kfuse_runtimes:
-            if runtime is not None:
-                self._kfuse_flush(runtime, sync=False)
+        """Kept for code written before the step counts were live: they are
+        (see the module's documentation), so this does nothing."""
 
     @property
     def launches_per_step(self):
@@ -635,11 +655,24 @@ class KfuseOptimizer(torch.optim.Optimizer):
             if self._kfuse_grad_scaling:
                 for plan in mtu.plans:
                     _bind_found_inf(plan, self._kfuse_flag(plan.device))
+            if variant.step == "exposed":
+                self._kfuse_show_steps(mtu, cohort_params, group)
             runtime.cohorts.append(_Cohort(mtu, cohort_params))
         runtime.sent = dict(initial)
         if multiplier:
             runtime.sent["inv_scale"] = 1.0
         return runtime
+
+    def _kfuse_show_steps(self, mtu, params, group):
+        """Makes state[p]['step'] of `params` views of their plans' device
+        step counts."""
+        live = self._kfuse_live_steps
+        for plan in mtu.plans:
+            slot = plan.slot("step")
+            for position in plan.indices:
+                view = plan.hypers[slot]
+                self.state[params[position]]["step"] = view
+                live[id(view)] = (view, group)
 
     def _kfuse_check_param(self, index, position, param):
         """None where kfuse's kernels update `param`; why not where torch's
@@ -781,44 +814,44 @@ class KfuseOptimizer(torch.optim.Optimizer):
     def _kfuse_step_tensor(self, group, param, value):
         """state['step'] as torch keeps it: a float32 scalar, on the CPU
         unless the group is capturable or fused (then on the param's
-        device). `value` is a float or a 0-dim CUDA tensor (copied there)."""
+        device). `value` is a float or a 0-dim CUDA tensor on the param's
+        device (copied: on that device without a sync, to the CPU with
+        one); `param` may be None for a tensor value."""
         fused = bool(group.get("fused"))
         dtype = (torch.float32 if fused or
                  torch.get_default_dtype() != torch.float64 else torch.float64)
-        if group.get("capturable") or fused:
-            if isinstance(value, torch.Tensor):
-                return value.detach().to(device=param.device, dtype=dtype,
-                                         copy=True)
+        on_device = bool(group.get("capturable") or fused)
+        if isinstance(value, torch.Tensor):
+            device = value.device if on_device else "cpu"
+            return value.detach().to(device=device, dtype=dtype, copy=True)
+        if on_device:
             return torch.tensor(float(value), dtype=dtype, device=param.device)
         return torch.tensor(float(value), dtype=dtype)
 
-    def _kfuse_flush(self, runtime, sync):
-        """Writes the plans' step counts back to the params' state; without
-        `sync`, capturable/fused groups copy them on the device and hidden
-        counts (needed only for a rebuild) stay on the device."""
+    def _kfuse_flush(self, runtime):
+        """Writes the plans' step counts back to the params' state in
+        torch's form (a host sync) as the plans are retired: the live views
+        of exposed counts become copies, hidden counts floats for the next
+        build."""
         variant = runtime.variant
         group = runtime.group
         if variant.step is None or group is None:
             return
-        if variant.step == "hidden" and not sync:
-            return
-        on_device = (not sync and
-                     bool(group.get("capturable") or group.get("fused")))
+        live = self._kfuse_live_steps
         for cohort in runtime.cohorts:
-            if on_device:
-                value = cohort.mtu.hyper_tensors("step")[0]
-            else:
-                value = cohort.mtu.get_hyper("step")
+            value = cohort.mtu.get_hyper("step")
             for param in cohort.params:
                 if variant.step == "exposed":
-                    self.state[param]["step"] = self._kfuse_step_tensor(
-                        group, param, value)
+                    state = self.state[param]
+                    live.pop(id(state.get("step")), None)
+                    state["step"] = self._kfuse_step_tensor(group, param,
+                                                            value)
                 else:
                     self._kfuse_hidden_steps[param] = value
 
     def _kfuse_retire(self, runtime, flush=True):
         if flush:
-            self._kfuse_flush(runtime, sync=True)
+            self._kfuse_flush(runtime)
         runtime.group = None  # never matches again
         runtime.cohorts = []
 
