@@ -34,8 +34,10 @@ fraction of it in norm kernels, its largest kernels), and gpu_idle_ms is
 ms - kernel_ms, the time the host holds an iteration up.
 The compiled rows report graph_breaks (torch._dynamo.explain on one
 forward). loss rows train each model --loss-steps steps from one init with
-torch's fused and foreach AdamW and kfuse, and report the largest relative
-difference of kfuse's losses from the fused ones beside foreach's.
+torch's fused and foreach AdamW, kfuse, and kfuse's optimizer alone
+(kfuse_opt, the model's own norms), and report the largest relative
+difference of each from the fused losses, and of kfuse from kfuse_opt (the
+norms' share).
 
 Writes one JSON object: {"device", "commit", "torch", "transformers", "rows"}.
 """
@@ -100,7 +102,7 @@ class Run:
     def __init__(self, impl, model):
         self.impl = impl
         report = {}
-        if impl.startswith("kfuse"):
+        if impl.startswith("kfuse") and impl != "kfuse_opt":
             import kfuse.torch
             kfuse.torch.nn.replace_norms(model, report=report)
         self.compiled_norms = ("kfuse" if impl.startswith("kfuse_ops")
@@ -271,7 +273,7 @@ def measure_loss(name, steps, out_rows):
     base, vocab = build(name, seed=3)
     tokens = batches(vocab, steps, seed=4)
     losses = {}
-    for impl in ("torch", "foreach", "kfuse"):
+    for impl in ("torch", "foreach", "kfuse", "kfuse_opt"):
         run = Run(impl, copy.deepcopy(base))
         torch.manual_seed(5)  # the same dropout masks for every impl
         losses[impl] = [run.step(batch).item() for batch in tokens]
@@ -284,6 +286,10 @@ def measure_loss(name, steps, out_rows):
            "kfuse_vs_fused_max_rel": worst(losses["kfuse"], losses["torch"]),
            "foreach_vs_fused_max_rel": worst(losses["foreach"],
                                              losses["torch"]),
+           "kfuse_opt_vs_fused_max_rel": worst(losses["kfuse_opt"],
+                                               losses["torch"]),
+           "kfuse_vs_kfuse_opt_max_rel": worst(losses["kfuse"],
+                                               losses["kfuse_opt"]),
            "final": {k: v[-1] for k, v in losses.items()}}
     out_rows.append(row)
     print(json.dumps(row), flush=True)
@@ -306,8 +312,9 @@ def main():
     rows = []
     started = time.time()
     for name in args.models.split(","):
-        measure_model(name, args.impls.split(","), args.rounds, args.steps,
-                      rows)
+        if args.impls != "none":  # --impls none: the loss rows alone
+            measure_model(name, args.impls.split(","), args.rounds,
+                          args.steps, rows)
         if args.loss_steps:
             measure_loss(name, args.loss_steps, rows)
     result = {"device": torch.cuda.get_device_name(),

@@ -225,6 +225,9 @@ def doctor(model=None, optimizer=None, file=sys.stdout, as_json=False):
         _check_launch(report, checks, torch, adamw)
     if model is not None:
         report["model"] = _model_report(model)
+        from .torch import nn as knn
+        report["compiled_norms"] = knn._compiled_norms if knn._ops.TRACEABLE \
+            else f"eager (torch {torch.__version__} cannot trace the operators)"
     if optimizer is not None:
         report["optimizer"] = _optimizer_report(optimizer)
     report["ok"] = lib is not None and all(
@@ -265,6 +268,10 @@ def _print(report, file):
         print(f"  model {row['module']} ({row['class']}): "
               f"{'kfuse' if row['kfuse'] else 'torch'}, {row['detail']}",
               file=file)
+    if "compiled_norms" in report:
+        print(f"  under torch.compile the norms trace as: "
+              f"{report['compiled_norms']} "
+              "(kfuse.torch.nn.set_compiled_norms)", file=file)
     for row in report.get("optimizer", []):
         group = row["param_group"]
         print(f"  optimizer{'' if group is None else f' group {group}'}: "
