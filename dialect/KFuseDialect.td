@@ -38,7 +38,7 @@ def KFuse_Dialect : Dialect {
                    %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>},
                    %lr: f32 {kfuse.role = #kfuse.role<hyper>})
         attributes {kfuse.update} {
-      %lrv = kfuse.broadcast %lr like %p : f32 -> tensor<?xf32>
+      %lrv = kfuse.broadcast %lr like %p : f32, tensor<?xf32>
       %d = arith.mulf %lrv, %g : tensor<?xf32>
       %np = arith.subf %p, %d : tensor<?xf32>
       kfuse.write %np to %p : tensor<?xf32>
