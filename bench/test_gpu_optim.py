@@ -193,6 +193,42 @@ def adam_decoupled_is_adamw():
 
 
 @test
+def adagrad_matches_torch():
+    """Adagrad against torch.optim.Adagrad (foreach: torch's fused one is
+    CPU-only): lr_decay, weight decay, an initial accumulator, maximize;
+    the state dict loads into torch's Adagrad and steps on there alike."""
+    errors = {}
+    cases = {
+        "default": dict(lr=1e-2),
+        "decay": dict(lr=5e-2, lr_decay=1e-2, weight_decay=1e-3,
+                      initial_accumulator_value=0.1, eps=1e-8),
+        "maximize": dict(lr=1e-2, maximize=True),
+    }
+    for seed, (name, hp) in enumerate(cases.items(), 40):
+        params, ref, opt, ref_opt = run_twins(
+            lambda ps: kopt.Adagrad(ps, **hp),
+            lambda ps: torch.optim.Adagrad(ps, foreach=True, **hp),
+            seed=seed)
+        errors[name] = check_close(name, params, ref, 1e-5)
+        check_close(name + " sum", states_of(opt, params, "sum"),
+                    states_of(ref_opt, ref, "sum"), 1e-5)
+        assert opt.launches_per_step == 1, opt.launches_per_step
+        live = {float(opt.state[p]["step"]) for p in params}
+        assert live == {float(STEPS)}, live
+    # kfuse -> torch: the state dict steps on in torch's Adagrad.
+    moved = twin(params)
+    torch_opt = torch.optim.Adagrad(moved, foreach=True, **cases["maximize"])
+    torch_opt.load_state_dict(opt.state_dict())
+    for p, q in zip(params, moved):
+        p.grad = torch.ones_like(p)
+        q.grad = torch.ones_like(q)
+    opt.step()
+    torch_opt.step()
+    errors["after_load"] = check_close("after load", params, moved, 1e-5)
+    return errors
+
+
+@test
 def sgd_matches_torch():
     errors = {}
     cases = {

@@ -14,6 +14,12 @@ opt = kopt.AdamW(params)
 ref = torch.optim.AdamW(params)
 keys = ("lr", "betas", "eps", "weight_decay", "amsgrad")
 print("defaults as torch:", all(opt.defaults[k] == ref.defaults[k] for k in keys))
+keys = ("lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value")
+ada, ada_ref = kopt.Adagrad(params), torch.optim.Adagrad(params)
+print("adagrad defaults as torch:",
+      all(ada.defaults[k] == ada_ref.defaults[k] for k in keys),
+      "state", {k: (tuple(v.shape), float(v.flatten()[0]))
+                for k, v in sorted(ada.state[params[0]].items())})
 
 for label, make in [("amsgrad", lambda: kopt.AdamW(params, amsgrad=True)),
                     ("maximize", lambda: kopt.Adam(params, maximize=True)),
@@ -33,7 +39,10 @@ for cls, torch_cls, options in ((kopt.AdamW, torch.optim.AdamW, {}),
                                 (kopt.Adam, torch.optim.Adam,
                                  {"weight_decay": 0.1}),
                                 (kopt.SGD, torch.optim.SGD,
-                                 {"momentum": 0.9})):
+                                 {"momentum": 0.9}),
+                                (kopt.Adagrad, torch.optim.Adagrad,
+                                 {"lr_decay": 0.01, "weight_decay": 0.1,
+                                  "initial_accumulator_value": 0.1})):
     ours = [torch.nn.Parameter(p.detach().clone()) for p in params]
     theirs = [torch.nn.Parameter(p.detach().clone()) for p in params]
     opt_ours, opt_theirs = cls(ours, lr=0.1, **options), \

@@ -16,9 +16,9 @@ import struct
 from kfuse._capi import library_dir
 
 __all__ = ["REQUIRED", "Variant", "OptimizerSpec", "ADAM", "ADAMW", "SGD",
-           "LION", "SGD_PLAIN_IR", "spec_from_ir", "check_state_dict",
+           "ADAGRAD", "LION", "SGD_PLAIN_IR", "spec_from_ir", "check_state_dict",
            "step_cohorts", "hyper_number", "shortest_f32", "step_value",
-           "optim_library_dir", "check_adam_args", "check_sgd_args",
+           "optim_library_dir", "check_adam_args", "check_sgd_args", "check_adagrad_args",
            "check_lion_args", "prefixed"]
 
 
@@ -342,6 +342,20 @@ SGD = OptimizerSpec(
                                   ("weight_decay", _option("weight_decay"))))},
     choose=_sgd_choose, unsupported=_UNSUPPORTED_COMMON, torch_class="SGD")
 
+ADAGRAD = OptimizerSpec(
+    "Adagrad",
+    # torch.optim.Adagrad's defaults, in its order.
+    dict(lr=1e-2, lr_decay=0, eps=1e-10, weight_decay=0,
+         initial_accumulator_value=0, foreach=None, maximize=False,
+         differentiable=False, fused=None),
+    {"adagrad": Variant("adagrad", "adagrad.mlir", states=(("sum", "sum"),),
+                        hypers=(("lr", _option("lr")),
+                                ("lr_decay", _option("lr_decay")),
+                                ("weight_decay", _option("weight_decay")),
+                                ("eps", _option("eps"))),
+                        step="exposed")},
+    unsupported=_UNSUPPORTED_COMMON, torch_class="Adagrad")
+
 LION = OptimizerSpec(
     "Lion",
     dict(lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0),
@@ -382,6 +396,15 @@ def check_sgd_args(lr, momentum, dampening, weight_decay, nesterov):
     if nesterov and (momentum <= 0 or dampening != 0):
         raise ValueError("Nesterov momentum requires a momentum and zero "
                          "dampening")
+
+
+def check_adagrad_args(lr, lr_decay, weight_decay, initial_accumulator_value,
+                       eps):
+    _nonnegative(lr, "learning rate")
+    _nonnegative(lr_decay, "lr_decay value")
+    _nonnegative(weight_decay, "weight_decay value")
+    _nonnegative(initial_accumulator_value, "initial_accumulator_value")
+    _nonnegative(eps, "epsilon value")
 
 
 def check_lion_args(lr, betas, weight_decay):

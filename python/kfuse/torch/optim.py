@@ -7,7 +7,7 @@
         loss_fn(model(x), y).backward()
         opt.step()                 # one kernel launch for the whole group
 
-AdamW, Adam, SGD and Lion take torch.optim's constructor arguments and
+AdamW, Adam, SGD, Adagrad and Lion take torch.optim's constructor arguments and
 defaults (Lion: lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0), keep
 optimizer.state[p] under torch's keys and read and write torch's state dict
 format, so a checkpoint moves between torch.optim.AdamW and this AdamW both
@@ -95,7 +95,7 @@ try:
 except ImportError:  # pragma: no cover - older torch
     _torch_required = REQUIRED
 
-__all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Lion",
+__all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Adagrad", "Lion",
            "optimizer_from_ir"]
 
 _get_grad = operator.attrgetter("grad")
@@ -427,10 +427,18 @@ class KfuseOptimizer(torch.optim.Optimizer):
 
     @property
     def launches_per_step(self):
-        """Kernel launches of the plans built so far, per step."""
-        return sum(cohort.mtu.launches_per_step
-                   for runtime in self._kfuse_runtimes if runtime is not None
-                   for cohort in runtime.cohorts)
+        """Kernel launches a step makes with the plans built so far. A plan
+        built with the grad multiplier for maximize=True alone has an inf
+        scan it does not run (see _launch)."""
+        count = 0
+        for runtime in self._kfuse_runtimes:
+            if runtime is None:
+                continue
+            unscanned = runtime.multiplier and not self._kfuse_grad_scaling
+            for cohort in runtime.cohorts:
+                count += cohort.mtu.launches_per_step - \
+                    (len(cohort.mtu.plans) if unscanned else 0)
+        return count
 
     def _kfuse_refuse_in_capture(self, capturing, why):
         if capturing:
@@ -921,6 +929,37 @@ class SGD(KfuseOptimizer):
                         maximize=maximize, foreach=foreach,
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults, check_stale)
+
+
+class Adagrad(KfuseOptimizer):
+    """torch.optim.Adagrad over library/optim/adagrad.mlir: coupled L2
+    weight decay, lr / (1 + (step - 1) * lr_decay), state[p] holding 'step'
+    and 'sum', created at construction as torch does ('sum' filled with
+    initial_accumulator_value). maximize is supported; differentiable raises
+    NotImplementedError; foreach and fused are accepted (a step is one
+    fused launch either way)."""
+
+    _kfuse_spec = _spec.ADAGRAD
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
+                 initial_accumulator_value=0, eps=1e-10, foreach=None, *,
+                 maximize=False, differentiable=False, fused=None,
+                 check_stale=True):
+        _spec.check_adagrad_args(lr, lr_decay, weight_decay,
+                                 initial_accumulator_value, eps)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps,
+                        weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value,
+                        foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults, check_stale)
+        for group in self.param_groups:
+            for param in group["params"]:
+                state = self.state[param]
+                state["step"] = self._kfuse_step_tensor(group, param, 0.0)
+                state["sum"] = torch.full_like(
+                    param, group["initial_accumulator_value"],
+                    memory_format=torch.preserve_format)
 
 
 class Lion(KfuseOptimizer):
