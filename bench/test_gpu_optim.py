@@ -142,6 +142,31 @@ def run_twins(make_kfuse, make_torch, steps=STEPS, seed=0, schedulers=None,
     return params, ref, opt, ref_opt
 
 
+def twins_per_case(cls, torch_cls, cases, first_seed, keys, tolerance=1e-5):
+    """run_twins of kfuse's `cls` against torch's `torch_cls` (foreach) for
+    each {name: options} case: params and the states under `keys` compared,
+    state[p]'s keys and a live step count of STEPS as torch's, one launch
+    a step. Returns ({name: param error}, the last case's run)."""
+    errors = {}
+    for seed, (name, hp) in enumerate(cases.items(), first_seed):
+        params, ref, opt, ref_opt = run_twins(
+            lambda ps: cls(ps, **hp),
+            lambda ps: torch_cls(ps, foreach=True, **hp), seed=seed)
+        errors[name] = check_close(name, params, ref, tolerance)
+        for key in keys:
+            ours, theirs = (states_of(opt, params, key),
+                            states_of(ref_opt, ref, key))
+            assert len(ours) == len(theirs), (name, key)
+            if ours:
+                check_close(f"{name} {key}", ours, theirs, tolerance)
+        assert sorted(opt.state[params[0]]) == \
+            sorted(ref_opt.state[ref[0]]), (name, sorted(opt.state[params[0]]))
+        assert opt.launches_per_step == 1, opt.launches_per_step
+        live = {float(opt.state[p]["step"]) for p in params}
+        assert live == {float(STEPS)}, live
+    return errors, (params, opt)
+
+
 def plan_ids(opt):
     return [id(c.mtu) for r in opt._kfuse_runtimes if r is not None
             for c in r.cohorts]
@@ -197,24 +222,14 @@ def adagrad_matches_torch():
     """Adagrad against torch.optim.Adagrad (foreach: torch's fused one is
     CPU-only): lr_decay, weight decay, an initial accumulator, maximize;
     the state dict loads into torch's Adagrad and steps on there alike."""
-    errors = {}
     cases = {
         "default": dict(lr=1e-2),
         "decay": dict(lr=5e-2, lr_decay=1e-2, weight_decay=1e-3,
                       initial_accumulator_value=0.1, eps=1e-8),
         "maximize": dict(lr=1e-2, maximize=True),
     }
-    for seed, (name, hp) in enumerate(cases.items(), 40):
-        params, ref, opt, ref_opt = run_twins(
-            lambda ps: kopt.Adagrad(ps, **hp),
-            lambda ps: torch.optim.Adagrad(ps, foreach=True, **hp),
-            seed=seed)
-        errors[name] = check_close(name, params, ref, 1e-5)
-        check_close(name + " sum", states_of(opt, params, "sum"),
-                    states_of(ref_opt, ref, "sum"), 1e-5)
-        assert opt.launches_per_step == 1, opt.launches_per_step
-        live = {float(opt.state[p]["step"]) for p in params}
-        assert live == {float(STEPS)}, live
+    errors, (params, opt) = twins_per_case(kopt.Adagrad, torch.optim.Adagrad,
+                                           cases, 40, ("sum",))
     # kfuse -> torch: the state dict steps on in torch's Adagrad.
     moved = twin(params)
     torch_opt = torch.optim.Adagrad(moved, foreach=True, **cases["maximize"])
@@ -226,6 +241,22 @@ def adagrad_matches_torch():
     torch_opt.step()
     errors["after_load"] = check_close("after load", params, moved, 1e-5)
     return errors
+
+
+@test
+def rmsprop_matches_torch():
+    """RMSprop against torch.optim.RMSprop (foreach), plain, with momentum,
+    centered and both (each its own library file), weight decay and
+    maximize: params, states and the keys of state[p] as torch's."""
+    cases = {
+        "plain": dict(lr=1e-3),
+        "momentum": dict(lr=1e-3, momentum=0.9, weight_decay=1e-3),
+        "centered": dict(lr=1e-3, centered=True, alpha=0.9),
+        "centered_momentum": dict(lr=1e-3, centered=True, momentum=0.5,
+                                  maximize=True),
+    }
+    return twins_per_case(kopt.RMSprop, torch.optim.RMSprop, cases, 50,
+                          ("square_avg", "momentum_buffer", "grad_avg"))[0]
 
 
 @test

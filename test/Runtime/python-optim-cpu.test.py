@@ -41,7 +41,7 @@ print("library dir:", "ok" if S.optim_library_dir() ==
 
 # Every variant agrees with the IR it runs: state and hyper names.
 variants = {}
-for spec in (S.ADAM, S.ADAMW, S.SGD, S.ADAGRAD, S.LION):
+for spec in (S.ADAM, S.ADAMW, S.SGD, S.ADAGRAD, S.RMSPROP, S.LION):
     variants.update(spec.variants)
 for name, variant in sorted(variants.items()):
     update = kfuse.Update(variant.resolve_source(), name=name)

@@ -42,7 +42,9 @@ for cls, torch_cls, options in ((kopt.AdamW, torch.optim.AdamW, {}),
                                  {"momentum": 0.9}),
                                 (kopt.Adagrad, torch.optim.Adagrad,
                                  {"lr_decay": 0.01, "weight_decay": 0.1,
-                                  "initial_accumulator_value": 0.1})):
+                                  "initial_accumulator_value": 0.1}),
+                                (kopt.RMSprop, torch.optim.RMSprop,
+                                 {"momentum": 0.9, "centered": True})):
     ours = [torch.nn.Parameter(p.detach().clone()) for p in params]
     theirs = [torch.nn.Parameter(p.detach().clone()) for p in params]
     opt_ours, opt_theirs = cls(ours, lr=0.1, **options), \

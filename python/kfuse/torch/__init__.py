@@ -4,8 +4,8 @@
     opt = kfuse.torch.optim.AdamW(model.parameters(), lr=1e-3)
 
 kfuse.torch.optim holds torch.optim drop-ins (AdamW, Adam, SGD, Adagrad,
-Lion) and
-optimizer_from_ir(), which makes one from any update in the dialect.
+RMSprop, Lion) and optimizer_from_ir(), which makes one from any update in
+the dialect.
 
 kfuse.torch.nn holds LayerNorm and RMSNorm (nn.LayerNorm / nn.RMSNorm
 drop-ins over the fused norm kernels, autograd included), the functional
@@ -25,10 +25,11 @@ except ImportError as error:
 
 from . import nn, optim  # noqa: E402
 from .nn import LayerNorm, RMSNorm, register_norm, replace_norms  # noqa: E402
-from .optim import SGD, Adagrad, Adam, AdamW, KfuseOptimizer, Lion  # noqa: E402
+from .optim import SGD, Adagrad, Adam, AdamW, KfuseOptimizer  # noqa: E402
+from .optim import Lion, RMSprop  # noqa: E402
 from .optim import optimizer_from_ir  # noqa: E402
 
-__all__ = ["optim", "AdamW", "Adam", "SGD", "Adagrad", "Lion",
+__all__ = ["optim", "AdamW", "Adam", "SGD", "Adagrad", "RMSprop", "Lion",
            "KfuseOptimizer",
            "optimizer_from_ir", "nn", "LayerNorm", "RMSNorm",
            "replace_norms", "register_norm"]

@@ -16,9 +16,10 @@ import struct
 from kfuse._capi import library_dir
 
 __all__ = ["REQUIRED", "Variant", "OptimizerSpec", "ADAM", "ADAMW", "SGD",
-           "ADAGRAD", "LION", "SGD_PLAIN_IR", "spec_from_ir", "check_state_dict",
+           "ADAGRAD", "RMSPROP", "LION", "SGD_PLAIN_IR", "spec_from_ir", "check_state_dict",
            "step_cohorts", "hyper_number", "shortest_f32", "step_value",
            "optim_library_dir", "check_adam_args", "check_sgd_args", "check_adagrad_args",
+           "check_rmsprop_args",
            "check_lion_args", "prefixed"]
 
 
@@ -356,6 +357,41 @@ ADAGRAD = OptimizerSpec(
                         step="exposed")},
     unsupported=_UNSUPPORTED_COMMON, torch_class="Adagrad")
 
+def _rmsprop_variant(centered, momentum):
+    name = ("rmsprop" + ("_centered" if centered else "") +
+            ("_momentum" if momentum else ""))
+    states = (("square_avg", "square_avg"),)
+    if momentum:
+        states += (("momentum_buffer", "momentum_buffer"),)
+    if centered:
+        states += (("grad_avg", "grad_avg"),)
+    hypers = (("lr", _option("lr")), ("alpha", _option("alpha")),
+              ("eps", _option("eps")),
+              ("weight_decay", _option("weight_decay")))
+    if momentum:
+        hypers += (("momentum", _option("momentum")),)
+    return name, Variant(name, name + ".mlir", states=states, hypers=hypers,
+                         step="exposed")
+
+
+def _rmsprop_choose(group):
+    momentum = group["momentum"]
+    has_momentum = not (isinstance(momentum, numbers.Real) and momentum == 0)
+    return ("rmsprop" + ("_centered" if group["centered"] else "") +
+            ("_momentum" if has_momentum else ""))
+
+
+RMSPROP = OptimizerSpec(
+    "RMSprop",
+    # torch.optim.RMSprop's defaults, in its order.
+    dict(lr=1e-2, momentum=0, alpha=0.99, eps=1e-8, centered=False,
+         weight_decay=0, capturable=False, foreach=None, maximize=False,
+         differentiable=False),
+    dict(_rmsprop_variant(centered, momentum)
+         for centered in (False, True) for momentum in (False, True)),
+    choose=_rmsprop_choose, unsupported=_UNSUPPORTED_COMMON,
+    torch_class="RMSprop")
+
 LION = OptimizerSpec(
     "Lion",
     dict(lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0),
@@ -405,6 +441,14 @@ def check_adagrad_args(lr, lr_decay, weight_decay, initial_accumulator_value,
     _nonnegative(weight_decay, "weight_decay value")
     _nonnegative(initial_accumulator_value, "initial_accumulator_value")
     _nonnegative(eps, "epsilon value")
+
+
+def check_rmsprop_args(lr, alpha, eps, weight_decay, momentum):
+    _nonnegative(lr, "learning rate")
+    _nonnegative(eps, "epsilon value")
+    _nonnegative(momentum, "momentum value")
+    _nonnegative(weight_decay, "weight_decay value")
+    _nonnegative(alpha, "alpha value")
 
 
 def check_lion_args(lr, betas, weight_decay):

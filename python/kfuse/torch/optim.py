@@ -7,8 +7,8 @@
         loss_fn(model(x), y).backward()
         opt.step()                 # one kernel launch for the whole group
 
-AdamW, Adam, SGD, Adagrad and Lion take torch.optim's constructor arguments and
-defaults (Lion: lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0), keep
+AdamW, Adam, SGD, Adagrad, RMSprop and Lion take torch.optim's constructor
+arguments and defaults (Lion: lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0), keep
 optimizer.state[p] under torch's keys and read and write torch's state dict
 format, so a checkpoint moves between torch.optim.AdamW and this AdamW both
 ways. optimizer_from_ir() makes such a class from any update in the dialect.
@@ -95,7 +95,8 @@ try:
 except ImportError:  # pragma: no cover - older torch
     _torch_required = REQUIRED
 
-__all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Adagrad", "Lion",
+__all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Adagrad", "RMSprop",
+           "Lion",
            "optimizer_from_ir"]
 
 _get_grad = operator.attrgetter("grad")
@@ -960,6 +961,27 @@ class Adagrad(KfuseOptimizer):
                 state["sum"] = torch.full_like(
                     param, group["initial_accumulator_value"],
                     memory_format=torch.preserve_format)
+
+
+class RMSprop(KfuseOptimizer):
+    """torch.optim.RMSprop over library/optim/rmsprop*.mlir (one file per
+    combination of centered and momentum > 0, as torch keeps grad_avg and
+    momentum_buffer only then): state[p] holds 'step', 'square_avg' and
+    those, under torch's names. maximize is supported; differentiable
+    raises NotImplementedError; capturable and foreach are accepted (a step
+    is one fused launch either way)."""
+
+    _kfuse_spec = _spec.RMSPROP
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0,
+                 momentum=0, centered=False, capturable=False, foreach=None,
+                 maximize=False, differentiable=False, *, check_stale=True):
+        _spec.check_rmsprop_args(lr, alpha, eps, weight_decay, momentum)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
+                        centered=centered, weight_decay=weight_decay,
+                        capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults, check_stale)
 
 
 class Lion(KfuseOptimizer):
