@@ -17,25 +17,19 @@ import os
 import pathlib
 import pstats
 import sys
-import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "bench"))
 
 import torch  # noqa: E402
 
 import kfuse.torch.nn as knn  # noqa: E402
+from _measure import host_ms  # noqa: E402
 
 
-def per_call_us(fn, calls=2000):
-    for _ in range(100):
-        fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / calls * 1e6
+def per_call_us(fn):
+    return 1e3 * host_ms(fn, 100, 2000)
 
 
 def main():
