@@ -8,6 +8,7 @@
 #include "tools/kfuse/Commands.h"
 #include "tools/kfuse/DeviceRun.h"
 
+#include "codegen/Pipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/Check.h"
 
@@ -19,9 +20,10 @@ using namespace mlir;
 
 namespace kfuse {
 
-/// The norm check of the norm in `module` (CheckNorm.cpp): the exit status.
-int runNormCheckCommand(const CommonOptions &options, ModuleOp module,
-                        double tolerance, uint64_t seed);
+/// The norm check of the norm in `module`, parsed from `text`
+/// (CheckNorm.cpp): the exit status.
+int runNormCheckCommand(const CommonOptions &options, StringRef text,
+                        ModuleOp module, double tolerance, uint64_t seed);
 
 namespace {
 struct DeviceCheck {
@@ -152,7 +154,8 @@ int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
   if (Error error = checkOptionsApply(options, parsed->kind))
     return reportError(std::move(error));
   if (parsed->kind == KernelKind::norm)
-    return runNormCheckCommand(options, *parsed->module, tolerance, seed);
+    return runNormCheckCommand(options, *text, *parsed->module, tolerance,
+                               seed);
   Expected<int64_t> numel = checkNumel(findUpdate(*parsed->module), requested);
   if (!numel)
     return reportError(numel.takeError());
@@ -189,11 +192,23 @@ int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
          << dtypeName(options.spec.stateDType) << ")\n";
   printCheckReport(*report, checkOptions, outs());
 
+  // A check that passes must mean the file compiles: the checked
+  // specialization's CUDA plan is emitted, and an emitter error fails.
+  bool passed = report->passed;
+  Expected<KernelPlan> plan =
+      compileToPlan(*text, options.input, specialized.spec, options.pipeline);
+  if (plan) {
+    outs() << "emit: " << plan->kernels.size()
+           << (plan->kernels.size() == 1 ? " kernel\n" : " kernels\n");
+  } else {
+    outs() << "emit: FAIL: " << toString(plan.takeError()) << "\n";
+    passed = false;
+  }
+
   Expected<DeviceCheck> device =
       checkOnDevice(*text, specialized, reference, checkOptions);
   if (!device)
     return reportError(device.takeError());
-  bool passed = report->passed;
   if (device->ran) {
     bool devicePassed =
         device->maxError <= checkOptions.tolerance &&

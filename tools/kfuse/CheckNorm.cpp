@@ -7,14 +7,19 @@
 // storage dtypes and, for an f32 norm, with emulated bf16 storage of the
 // full-shape tensors (see NormCheckOptions). --seed and --tolerance apply;
 // the update options (--numel, --steps, the dtypes, the pipeline flags) are
-// refused.
+// refused. A check that passes must mean the file compiles: the CUDA plan is
+// then emitted for every row length checked, and an emitter error fails the
+// check.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/kfuse/Commands.h"
 
+#include "codegen/NormPipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/NormCheck.h"
+
+#include "llvm/ADT/SetVector.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -23,8 +28,33 @@ using namespace mlir;
 
 namespace kfuse {
 
-int runNormCheckCommand(const CommonOptions &options, ModuleOp module,
-                        double tolerance, uint64_t seed) {
+/// Emits the CUDA plan of `text` for each row length in `report`: true when
+/// every one emits, after printing the line that says so or the error.
+static bool emitsForCheckedShapes(const CommonOptions &options, StringRef text,
+                                  const NormCheckReport &report) {
+  llvm::SetVector<int64_t> columns;
+  for (const NormCheckCase &checked : report.cases)
+    columns.insert(checked.cols);
+  unsigned kernels = 0;
+  for (int64_t cols : columns) {
+    NormSpecialization spec;
+    spec.cols = cols;
+    Expected<NormPlan> plan = compileNormToPlan(text, options.input, spec);
+    if (!plan) {
+      outs() << "emit: FAIL for " << cols
+             << " columns: " << toString(plan.takeError()) << "\n";
+      return false;
+    }
+    kernels = plan->finishKernel.empty() ? 1 : 2;
+  }
+  outs() << "emit: " << columns.size()
+         << (columns.size() == 1 ? " row length, " : " row lengths, ")
+         << kernels << (kernels == 1 ? " kernel" : " kernels") << " each\n";
+  return true;
+}
+
+int runNormCheckCommand(const CommonOptions &options, StringRef text,
+                        ModuleOp module, double tolerance, uint64_t seed) {
   func::FuncOp norm = findNorm(module);
 
   NormCheckOptions checkOptions;
@@ -36,8 +66,9 @@ int runNormCheckCommand(const CommonOptions &options, ModuleOp module,
   outs() << "kfuse check: " << options.input << " (norm '" << norm.getSymName()
          << "', device rounding vs float64, seed " << seed << ")\n";
   printNormCheckReport(*result, outs());
+  bool emits = emitsForCheckedShapes(options, text, *result);
   outs() << "gpu: skipped (norms are checked in the interpreter only)\n";
-  return result->passed() ? 0 : 1;
+  return result->passed() && emits ? 0 : 1;
 }
 
 } // namespace kfuse
