@@ -113,6 +113,15 @@ model = torch.nn.Sequential(torch.nn.LayerNorm(n), *copy.deepcopy(
     list(originals.values())), Qwen2RMSNorm(n), MyNorm(n))
 params_before = [id(p) for p in model.parameters()]
 state_before = {k: v.clone() for k, v in model.state_dict().items()}
+# classes= converts only the classes named.
+only = copy.deepcopy(model)
+picked = {}
+knn.replace_norms(only, classes=("LlamaRMSNorm",), report=picked)
+print("classes=LlamaRMSNorm:", picked, type(list(only)[0]).__module__)
+try:
+    knn.replace_norms(only, classes=("LLamaRMSNorm",))
+except ValueError as error:
+    print("classes typo: ValueError", str(error)[:95])
 report = {}
 knn.replace_norms(model, report=report)
 print("report:", report)

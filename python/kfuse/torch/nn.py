@@ -683,7 +683,8 @@ def norm_status(module):
     return None
 
 
-def replace_norms(module, *, autocast_output=False, report=None):
+def replace_norms(module, *, autocast_output=False, report=None,
+                  classes=None):
     """Makes the norms in `module` (itself included) run on kfuse's kernels,
     in place, and returns `module`: every nn.LayerNorm and nn.RMSNorm
     becomes a kfuse LayerNorm / RMSNorm, and every instance of a class
@@ -694,14 +695,29 @@ def replace_norms(module, *, autocast_output=False, report=None):
     The modules stay the same objects and only change class, so they keep
     their Parameter objects (an optimizer built before still holds them),
     buffers, hooks and training mode, and the state dict is unchanged.
-    Subclasses of nn.LayerNorm and nn.RMSNorm are left alone. `report`, a
+    Subclasses of nn.LayerNorm and nn.RMSNorm are left alone. `classes`,
+    class names, converts only those (e.g. ("LlamaRMSNorm",): the norms
+    torch runs as several kernels, leaving its fused nn.LayerNorm where a
+    model waits on the host); unknown names raise ValueError. `report`, a
     dict, receives {class name: count} of what was converted (and under
     "not converted", {class name: reason} for norm-like modules that were
     not).
     """
+    if classes is not None:
+        classes = frozenset([classes] if isinstance(classes, str)
+                            else classes)
+        known = {"LayerNorm", "RMSNorm"} | set(_FAMILIES)
+        unknown = sorted(classes - known)
+        if unknown:
+            raise ValueError(
+                f"replace_norms(classes=...): unknown class name(s) "
+                f"{', '.join(map(repr, unknown))}; kfuse converts "
+                f"{', '.join(sorted(known))}")
     converted, skipped = {}, {}
     for sub in module.modules():
         kind = type(sub)
+        if classes is not None and kind.__name__ not in classes:
+            continue
         if kind is torch.nn.LayerNorm:
             sub.__class__ = LayerNorm
             sub.autocast_output = bool(autocast_output)
