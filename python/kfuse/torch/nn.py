@@ -54,13 +54,19 @@ fail, exactly as torch's.
 
 Not implemented: double backward (the backward is once_differentiable and
 raises when differentiated), forward-mode AD (jvp) and torch.func
-transforms (vmap, grad), TorchScript. Untested: torch.compile (the kernels
-launch through ctypes, which dynamo does not trace; expect graph breaks at
-these modules). replace_norms() converts modules whose type is exactly
-nn.LayerNorm or nn.RMSNorm, not subclasses of them nor look-alikes (call
-layer_norm() in their forward instead). With elementwise_affine=False (or
-bias=False) the kernels still read a ones (zeros) column made per call and
-compute the column sums that are then dropped.
+transforms (vmap, grad), TorchScript. replace_norms() converts modules whose
+type is exactly nn.LayerNorm or nn.RMSNorm, or a class registered by name
+(the Hugging Face families, register_norm()), not other subclasses nor
+look-alikes (call layer_norm() in their forward instead). With
+elementwise_affine=False (or bias=False) the kernels still read a ones
+(zeros) column made per call and compute the column sums that are then
+dropped.
+
+torch.compile (torch >= 2.4): these modules and functions trace without a
+graph break. What they trace is set_compiled_norms()'s choice: torch's own
+norm over the same columns (the default; inductor fuses it with its
+neighbours) or the kfuse:: operators of kfuse.torch._ops (kfuse's kernels,
+captured by CUDA graphs under mode="reduce-overhead").
 """
 
 import inspect
