@@ -774,7 +774,7 @@ def autocast_training_step_matches_torch():
             "grad_rel_l2": float(f"{grad_error:.3e}")}
 
 
-# -- model families -------------------------------------------------------------
+# -- model families -----------------------------------------------------------
 
 # Where transformers keeps each norm class kfuse converts by name.
 HF_NORMS = {
@@ -935,7 +935,7 @@ def training_matches_torch_modules():
     return details
 
 
-# -- torch.compile and the kfuse:: operators ------------------------------------
+# -- torch.compile and the kfuse:: operators ----------------------------------
 
 @test
 def custom_ops_pass_opcheck():

@@ -226,8 +226,9 @@ def doctor(model=None, optimizer=None, file=sys.stdout, as_json=False):
     if model is not None:
         report["model"] = _model_report(model)
         from .torch import nn as knn
-        report["compiled_norms"] = knn._compiled_norms if knn._ops.TRACEABLE \
-            else f"eager (torch {torch.__version__} cannot trace the operators)"
+        report["compiled_norms"] = (
+            knn._compiled_norms if knn._TRACEABLE else
+            f"eager (torch {torch.__version__} cannot trace the operators)")
     if optimizer is not None:
         report["optimizer"] = _optimizer_report(optimizer)
     report["ok"] = lib is not None and all(

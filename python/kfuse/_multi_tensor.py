@@ -117,6 +117,9 @@ class _Plan:
                     self.handle, self.found_inf.data_ptr()))
             stream.synchronize()
         self.launches = lib().kfuse_plan_num_launches(self.handle)
+        # The update phase alone (_STEP_UPDATE): all but the inf scan, one
+        # kernel, in a plan built for grad scaling.
+        self.update_launches = self.launches - bool(flags & _GRAD_SCALING)
         self.num_chunks = lib().kfuse_plan_num_chunks(self.handle)
         value = ctypes.c_uint64()
         check(lib().kfuse_plan_bytes_per_step(self.handle, ctypes.byref(value)))

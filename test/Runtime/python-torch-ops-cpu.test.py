@@ -81,7 +81,8 @@ with torch.no_grad():
           *(same(g, e) for g, e in zip(got, want)))
     y, rstd = ops.rms_norm_fwd(x, w, 16, 1e-6, torch.float32)
     ey, _, erstd = knn._rms_norm_forward(x, w, 16, 1e-6, torch.float32)
-    print("rms_norm_fwd matches the eager path:", same(y, ey), same(rstd, erstd))
+    print("rms_norm_fwd matches the eager path:", same(y, ey),
+          same(rstd, erstd))
     got = ops.rms_norm_bwd(dy, x, rstd, w, 16)
     want = knn._rms_norm_backward(dy, x, rstd, w, 16)
     print("rms_norm_bwd matches the eager path:",

@@ -28,7 +28,7 @@ import torch
 
 from . import nn as _nn
 
-__all__ = ["TRACEABLE"]
+__all__ = []
 
 _SCHEMAS = {
     "layer_norm_fwd": "layer_norm_fwd(Tensor x, Tensor? weight, Tensor? bias, "
@@ -63,7 +63,7 @@ def _check(op, x, cols, columns, out_dtype=None):
                          "float32, bfloat16 or float16")
 
 
-# -- CUDA kernels ---------------------------------------------------------------
+# -- CUDA kernels -------------------------------------------------------------
 
 def _layer_norm_fwd(x, weight, bias, cols, eps, out_dtype):
     _check("layer_norm_fwd", x, cols, (weight, bias), out_dtype)
@@ -74,7 +74,9 @@ def _layer_norm_fwd(x, weight, bias, cols, eps, out_dtype):
 
 def _layer_norm_bwd(dy, x, stats, weight, bias, cols):
     _check("layer_norm_bwd", x, cols, (weight, bias))
-    return _nn._layer_norm_backward(dy, x, stats, weight, bias, cols)
+    return _nn._layer_norm_backward(dy, _nn._contiguous(x),
+                                    _nn._contiguous(stats), weight, bias,
+                                    cols)
 
 
 def _rms_norm_fwd(x, weight, cols, eps, out_dtype):
@@ -85,36 +87,27 @@ def _rms_norm_fwd(x, weight, cols, eps, out_dtype):
 
 def _rms_norm_bwd(dy, x, rstd, weight, cols):
     _check("rms_norm_bwd", x, cols, (weight,))
-    return _nn._rms_norm_backward(dy, x, rstd, weight, cols)
+    return _nn._rms_norm_backward(dy, _nn._contiguous(x),
+                                  _nn._contiguous(rstd), weight, cols)
 
 
-# -- fake implementations: what the kernels return, without running ------------
-
-def _column_grad(t, x, cols):
-    if t is not None:
-        return t.new_empty(t.shape)
-    return x.new_empty((cols,), dtype=torch.float32)
-
+# -- fake implementations: what the kernels return, without running -----------
+# The kernels' own allocations (kfuse.torch.nn), on fake or meta tensors.
 
 def _layer_norm_fwd_fake(x, weight, bias, cols, eps, out_dtype):
-    rows = x.numel() // cols
-    return (x.new_empty(x.shape, dtype=out_dtype),
-            x.new_empty((2, rows), dtype=torch.float32))
+    return _nn._forward_outputs(x, cols, out_dtype, 2)
 
 
 def _layer_norm_bwd_fake(dy, x, stats, weight, bias, cols):
-    return (x.new_empty(x.shape), _column_grad(weight, x, cols),
-            _column_grad(bias, x, cols))
+    return _nn._backward_outputs(x, cols, weight, bias)
 
 
 def _rms_norm_fwd_fake(x, weight, cols, eps, out_dtype):
-    rows = x.numel() // cols
-    return (x.new_empty(x.shape, dtype=out_dtype),
-            x.new_empty((rows,), dtype=torch.float32))
+    return _nn._forward_outputs(x, cols, out_dtype, 1)
 
 
 def _rms_norm_bwd_fake(dy, x, rstd, weight, cols):
-    return x.new_empty(x.shape), _column_grad(weight, x, cols)
+    return _nn._backward_outputs(x, cols, weight)
 
 
 # -- autograd: the forwards' backward is the bwd operator ---------------------
@@ -169,13 +162,12 @@ def _define(lib, schema):
 
 
 def _register():
-    """Defines the kfuse:: operators; True when torch.compile can trace
-    them, backward included."""
+    """Defines the kfuse:: operators, with their backward where torch can
+    register it (kfuse.torch.nn._TRACEABLE)."""
     library = torch.library
     lib = library.Library("kfuse", "DEF")
     register_fake = (getattr(library, "register_fake", None) or
                      getattr(library, "impl_abstract", None))
-    register_autograd = getattr(library, "register_autograd", None)
     for name, schema in _SCHEMAS.items():
         _define(lib, schema)
         kernel, fake = _KERNELS[name]
@@ -185,11 +177,11 @@ def _register():
             register_fake(f"kfuse::{name}", fake, lib=lib)
         else:  # torch < 2.2: meta tensors, as fake ones use them
             lib.impl(name, fake, "Meta")
-        if name in _AUTOGRAD and register_autograd is not None:
+        if name in _AUTOGRAD and _nn._TRACEABLE:
             backward, setup = _AUTOGRAD[name]
-            register_autograd(f"kfuse::{name}", backward,
-                              setup_context=setup, lib=lib)
-    return lib, register_autograd is not None
+            library.register_autograd(f"kfuse::{name}", backward,
+                                      setup_context=setup, lib=lib)
+    return lib
 
 
-_LIB, TRACEABLE = _register()
+_LIB = _register()

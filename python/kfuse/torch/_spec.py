@@ -16,10 +16,10 @@ import struct
 from kfuse._capi import library_dir
 
 __all__ = ["REQUIRED", "Variant", "OptimizerSpec", "ADAM", "ADAMW", "SGD",
-           "ADAGRAD", "RMSPROP", "LION", "SGD_PLAIN_IR", "spec_from_ir", "check_state_dict",
-           "step_cohorts", "hyper_number", "shortest_f32", "step_value",
-           "optim_library_dir", "check_adam_args", "check_sgd_args", "check_adagrad_args",
-           "check_rmsprop_args",
+           "ADAGRAD", "RMSPROP", "LION", "SGD_PLAIN_IR", "spec_from_ir",
+           "check_state_dict", "step_cohorts", "hyper_number", "shortest_f32",
+           "step_value", "optim_library_dir", "check_adam_args",
+           "check_sgd_args", "check_adagrad_args", "check_rmsprop_args",
            "check_lion_args", "prefixed"]
 
 
@@ -356,6 +356,7 @@ ADAGRAD = OptimizerSpec(
                                 ("eps", _option("eps"))),
                         step="exposed")},
     unsupported=_UNSUPPORTED_COMMON, torch_class="Adagrad")
+
 
 def _rmsprop_variant(centered, momentum):
     name = ("rmsprop" + ("_centered" if centered else "") +

@@ -83,9 +83,13 @@ __all__ = ["LayerNorm", "RMSNorm", "layer_norm", "rms_norm",
            "replace_norms", "register_norm", "norm_status",
            "set_compiled_norms"]
 
-# True while torch.compile traces (torch >= 2.3; before, never).
-_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling",
-                        None) or (lambda: False)
+# torch.compile traces the kfuse:: operators, backward included, from
+# torch 2.4 (register_autograd); before, these modules run eagerly under it
+# and break the graph.
+_TRACEABLE = hasattr(torch.library, "register_autograd")
+# True while torch.compile traces.
+_is_compiling = torch.compiler.is_compiling if _TRACEABLE else \
+    (lambda: False)
 _KFUSE_DTYPES = frozenset((torch.float32, torch.bfloat16, torch.float16))
 _F32_EPS = torch.finfo(torch.float32).eps
 _TorchRMSNorm = getattr(torch.nn, "RMSNorm", None)  # torch >= 2.4
@@ -262,55 +266,62 @@ def _run(name, rows, cols, *values):
     norm(**named)
 
 
+def _forward_outputs(x, cols, out_dtype, stats):
+    """The forward's outputs for x (rows * cols elements): y (x's shape,
+    out_dtype, contiguous) and the float32 row statistics, (stats, rows)
+    for LayerNorm's mean and rstd in one tensor, (rows,) for RMSNorm's rstd
+    (stats=1). The kfuse:: operators' fake implementations allocate with
+    this too, so their shapes and strides are the kernels'."""
+    rows = x.numel() // cols
+    return (x.new_empty(x.shape, dtype=out_dtype),
+            x.new_empty((stats, rows) if stats > 1 else (rows,),
+                        dtype=torch.float32))
+
+
+def _backward_outputs(x, cols, *columns):
+    """dx (x's shape and dtype, contiguous) and a gradient per column tensor
+    (see _grad_like)."""
+    return (x.new_empty(x.shape),) + tuple(
+        _grad_like(column, cols, x.device) for column in columns)
+
+
 def _layer_norm_forward(x, weight, bias, cols, eps, out_dtype):
     """y (x's shape, out_dtype) and the contiguous x and row statistics
     (mean and rstd, float32, one (2, rows) tensor) that the backward
     reads."""
     x = _contiguous(x)
-    rows = x.numel() // cols
+    y, stats = _forward_outputs(x, cols, out_dtype, 2)
     device = x.device
-    y = x.new_empty(x.shape, dtype=out_dtype)
-    stats = x.new_empty((2, rows), dtype=torch.float32)
-    _run("layernorm_fwd", rows, cols, x, _column_or(weight, cols, device, 1),
+    _run("layernorm_fwd", stats.shape[1], cols, x,
+         _column_or(weight, cols, device, 1),
          _column_or(bias, cols, device, 0), y, stats, eps)
     return y, x, stats
 
 
 def _rms_norm_forward(x, weight, cols, eps, out_dtype):
     x = _contiguous(x)
-    rows = x.numel() // cols
-    y = x.new_empty(x.shape, dtype=out_dtype)
-    rstd = x.new_empty(rows, dtype=torch.float32)
-    _run("rmsnorm_fwd", rows, cols, x, _column_or(weight, cols, x.device, 1),
-         y, rstd, eps)
+    y, rstd = _forward_outputs(x, cols, out_dtype, 1)
+    _run("rmsnorm_fwd", rstd.shape[0], cols, x,
+         _column_or(weight, cols, x.device, 1), y, rstd, eps)
     return y, x, rstd
 
 
 def _layer_norm_backward(dy, x, stats, weight, bias, cols):
-    """(dx, dweight, dbias): dx contiguous in x's dtype, dweight and dbias
-    in the shapes and dtypes of weight and bias (float32 columns of `cols`
-    for a None one: the kernel writes them regardless)."""
-    x = _contiguous(x)
-    rows = x.numel() // cols
-    device = x.device
-    dx = x.new_empty(x.shape)
-    dweight = _grad_like(weight, cols, device)
-    dbias = _grad_like(bias, cols, device)
-    _run("layernorm_bwd", rows, cols, _contiguous(dy), x,
-         _contiguous(stats), _column_or(weight, cols, device, 1), dx, dweight,
-         dbias)
+    """(dx, dweight, dbias) from the contiguous x and stats the forward
+    saved: dx in x's dtype, dweight and dbias in the shapes and dtypes of
+    weight and bias (float32 columns of `cols` for a None one: the kernel
+    writes them regardless)."""
+    dx, dweight, dbias = _backward_outputs(x, cols, weight, bias)
+    _run("layernorm_bwd", x.numel() // cols, cols, _contiguous(dy), x, stats,
+         _column_or(weight, cols, x.device, 1), dx, dweight, dbias)
     return dx, dweight, dbias
 
 
 def _rms_norm_backward(dy, x, rstd, weight, cols):
     """(dx, dweight), as _layer_norm_backward."""
-    x = _contiguous(x)
-    rows = x.numel() // cols
-    device = x.device
-    dx = x.new_empty(x.shape)
-    dweight = _grad_like(weight, cols, device)
-    _run("rmsnorm_bwd", rows, cols, _contiguous(dy), x, _contiguous(rstd),
-         _column_or(weight, cols, device, 1), dx, dweight)
+    dx, dweight = _backward_outputs(x, cols, weight)
+    _run("rmsnorm_bwd", x.numel() // cols, cols, _contiguous(dy), x, rstd,
+         _column_or(weight, cols, x.device, 1), dx, dweight)
     return dx, dweight
 
 
@@ -358,7 +369,7 @@ class _RMSNormFunction(torch.autograd.Function):
                 None, None)
 
 
-# -- under torch.compile --------------------------------------------------------
+# -- under torch.compile ------------------------------------------------------
 
 _COMPILED_NORMS = ("inductor", "kfuse")
 _compiled_norms = "inductor"
@@ -752,8 +763,4 @@ def replace_norms(module, *, autocast_output=False, report=None,
 
 # The kfuse:: operators that torch.compile traces; registered last, as they
 # run this module's kernels.
-from . import _ops  # noqa: E402
-
-if not _ops.TRACEABLE:  # torch < 2.4: torch.compile breaks the graph here
-    def _is_compiling():
-        return False
+from . import _ops  # noqa: E402,F401

@@ -8,10 +8,11 @@
         opt.step()                 # one kernel launch for the whole group
 
 AdamW, Adam, SGD, Adagrad, RMSprop and Lion take torch.optim's constructor
-arguments and defaults (Lion: lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0), keep
-optimizer.state[p] under torch's keys and read and write torch's state dict
-format, so a checkpoint moves between torch.optim.AdamW and this AdamW both
-ways. optimizer_from_ir() makes such a class from any update in the dialect.
+arguments and defaults (Lion: lr=1e-4, betas=(0.9, 0.99),
+weight_decay=0.0), keep optimizer.state[p] under torch's keys and read and
+write torch's state dict format, so a checkpoint moves between
+torch.optim.AdamW and this AdamW both ways. optimizer_from_ir() makes such
+a class from any update in the dialect.
 
 How a step runs
 ---------------
@@ -334,8 +335,6 @@ class KfuseOptimizer(torch.optim.Optimizer):
         self._kfuse_check_stale = check_stale
         self._kfuse_runtimes = []  # one per param group, built lazily
         self._kfuse_hidden_steps = {}  # param -> count ("hidden" variants)
-        # id(view) -> (view, group): the live state[p]['step'] views.
-        self._kfuse_live_steps = {}
         self._kfuse_grad_scaling = False
         self._kfuse_found_inf = {}  # device -> the flag every plan shares
 
@@ -368,24 +367,29 @@ class KfuseOptimizer(torch.optim.Optimizer):
         return loss
 
     def state_dict(self):
-        """torch.optim's state dict; the live step counts in it are copied in
-        torch's form (float32; on the CPU unless capturable or fused, which
-        synchronizes the host once per plan)."""
+        """torch.optim's state dict, with the live step counts copied in
+        torch's form (float32; on the CPU unless capturable or fused, one
+        synchronizing copy per plan)."""
         packed = super().state_dict()
-        live = self._kfuse_live_steps
-        if not live:
-            return packed
-        copies = {}  # one copy per device slot, however many params view it
-        for key, entry in list(packed["state"].items()):
-            step = entry.get("step")
-            group = live.get(id(step)) if torch.is_tensor(step) else None
-            if group is None or group[0] is not step:
+        # torch numbers the params in param group order.
+        index = {}
+        for group in self.param_groups:
+            for param in group["params"]:
+                index.setdefault(id(param), len(index))
+        for runtime in self._kfuse_runtimes:
+            if runtime is None or runtime.variant.step != "exposed":
                 continue
-            slot = step.data_ptr()
-            if slot not in copies:
-                copies[slot] = self._kfuse_step_tensor(group[1], None, step)
-            # A new dict: torch's packed entries are optimizer.state's own.
-            packed["state"][key] = dict(entry, step=copies[slot].clone())
+            for cohort in runtime.cohorts:
+                for plan in cohort.mtu.plans:
+                    count = self._kfuse_step_tensor(
+                        runtime.group, None, plan.hypers[plan.slot("step")])
+                    for position in plan.indices:
+                        key = index[id(cohort.params[position])]
+                        # A new dict (torch's entries are optimizer.state's)
+                        # and a tensor per param (torch's optimizers count
+                        # each step tensor up in place).
+                        packed["state"][key] = dict(packed["state"][key],
+                                                    step=count.clone())
         return packed
 
     def load_state_dict(self, state_dict):
@@ -406,7 +410,6 @@ class KfuseOptimizer(torch.optim.Optimizer):
             self._kfuse_reset()
         self._kfuse_runtimes = []
         self._kfuse_hidden_steps = {}
-        self._kfuse_live_steps = {}
         spec = self._kfuse_spec
         for group in self.param_groups:
             for key, value in spec.defaults.items():
@@ -428,18 +431,13 @@ class KfuseOptimizer(torch.optim.Optimizer):
 
     @property
     def launches_per_step(self):
-        """Kernel launches a step makes with the plans built so far. A plan
-        built with the grad multiplier for maximize=True alone has an inf
-        scan it does not run (see _launch)."""
-        count = 0
-        for runtime in self._kfuse_runtimes:
-            if runtime is None:
-                continue
-            unscanned = runtime.multiplier and not self._kfuse_grad_scaling
-            for cohort in runtime.cohorts:
-                count += cohort.mtu.launches_per_step - \
-                    (len(cohort.mtu.plans) if unscanned else 0)
-        return count
+        """Kernel launches a step makes with the plans built so far: with a
+        GradScaler every phase, otherwise the update phase alone (see
+        _launch)."""
+        scaling = self._kfuse_grad_scaling
+        return sum(plan.launches if scaling else plan.update_launches
+                   for runtime in self._kfuse_runtimes if runtime is not None
+                   for plan in runtime.plans())
 
     def _kfuse_refuse_in_capture(self, capturing, why):
         if capturing:
@@ -665,23 +663,20 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 for plan in mtu.plans:
                     _bind_found_inf(plan, self._kfuse_flag(plan.device))
             if variant.step == "exposed":
-                self._kfuse_show_steps(mtu, cohort_params, group)
+                self._kfuse_show_steps(mtu, cohort_params)
             runtime.cohorts.append(_Cohort(mtu, cohort_params))
         runtime.sent = dict(initial)
         if multiplier:
             runtime.sent["inv_scale"] = 1.0
         return runtime
 
-    def _kfuse_show_steps(self, mtu, params, group):
+    def _kfuse_show_steps(self, mtu, params):
         """Makes state[p]['step'] of `params` views of their plans' device
         step counts."""
-        live = self._kfuse_live_steps
         for plan in mtu.plans:
             slot = plan.slot("step")
             for position in plan.indices:
-                view = plan.hypers[slot]
-                self.state[params[position]]["step"] = view
-                live[id(view)] = (view, group)
+                self.state[params[position]]["step"] = plan.hypers[slot]
 
     def _kfuse_check_param(self, index, position, param):
         """None where kfuse's kernels update `param`; why not where torch's
@@ -846,15 +841,12 @@ class KfuseOptimizer(torch.optim.Optimizer):
         group = runtime.group
         if variant.step is None or group is None:
             return
-        live = self._kfuse_live_steps
         for cohort in runtime.cohorts:
             value = cohort.mtu.get_hyper("step")
             for param in cohort.params:
                 if variant.step == "exposed":
-                    state = self.state[param]
-                    live.pop(id(state.get("step")), None)
-                    state["step"] = self._kfuse_step_tensor(group, param,
-                                                            value)
+                    self.state[param]["step"] = self._kfuse_step_tensor(
+                        group, param, value)
                 else:
                     self._kfuse_hidden_steps[param] = value
 
