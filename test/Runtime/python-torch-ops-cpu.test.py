@@ -42,7 +42,13 @@ for what, call in (
         ("cpu", lambda: ops.layer_norm_fwd(torch.zeros(4, 8), None, None, 8,
                                            1e-5, torch.float32)),
         ("cols", lambda: ops.rms_norm_fwd(torch.zeros(4, 6), None, 5, 1e-5,
-                                          torch.float32))):
+                                          torch.float32)),
+        ("short stats", lambda: ops.layer_norm_bwd(
+            torch.zeros(4, 6), torch.zeros(4, 6), torch.zeros(2, 3), None,
+            None, 6)),
+        ("dy dtype", lambda: ops.rms_norm_bwd(
+            torch.zeros(4, 6, dtype=torch.float64), torch.zeros(4, 6),
+            torch.zeros(4), None, 6))):
     try:
         with torch.inference_mode():
             call()

@@ -63,6 +63,22 @@ def _check(op, x, cols, columns, out_dtype=None):
                          "float32, bfloat16 or float16")
 
 
+def _check_sized(op, x, named):
+    """The backward's other tensors, {name: (tensor, elements expected)}:
+    readable by the kernels, on x's device, of the size the kernels read
+    (a smaller one would be read past its end)."""
+    for name, (tensor, numel) in named.items():
+        takes = _nn._kfuse_takes(tensor)
+        if takes and tensor.device == x.device and tensor.numel() == numel:
+            continue
+        got = (f"{tensor.numel()} elements of {tensor.dtype} on "
+               f"{tensor.device}" if isinstance(tensor, torch.Tensor)
+               else type(tensor).__name__)
+        raise ValueError(f"kfuse::{op}: {name} must be a float32, bfloat16 "
+                         f"or float16 tensor of {numel} elements on "
+                         f"{x.device}; got {got}")
+
+
 # -- CUDA kernels -------------------------------------------------------------
 
 def _layer_norm_fwd(x, weight, bias, cols, eps, out_dtype):
@@ -74,6 +90,8 @@ def _layer_norm_fwd(x, weight, bias, cols, eps, out_dtype):
 
 def _layer_norm_bwd(dy, x, stats, weight, bias, cols):
     _check("layer_norm_bwd", x, cols, (weight, bias))
+    _check_sized("layer_norm_bwd", x, {
+        "dy": (dy, x.numel()), "stats": (stats, 2 * (x.numel() // cols))})
     return _nn._layer_norm_backward(dy, _nn._contiguous(x),
                                     _nn._contiguous(stats), weight, bias,
                                     cols)
@@ -87,6 +105,8 @@ def _rms_norm_fwd(x, weight, cols, eps, out_dtype):
 
 def _rms_norm_bwd(dy, x, rstd, weight, cols):
     _check("rms_norm_bwd", x, cols, (weight,))
+    _check_sized("rms_norm_bwd", x, {
+        "dy": (dy, x.numel()), "rstd": (rstd, x.numel() // cols)})
     return _nn._rms_norm_backward(dy, _nn._contiguous(x),
                                   _nn._contiguous(rstd), weight, cols)
 
