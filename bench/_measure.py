@@ -77,3 +77,13 @@ def time_ms(fn, warmup, repeats, fed=False):
         times.append(start.elapsed_time(end))
     return {"ms": statistics.median(times), "min_ms": min(times),
             "max_ms": max(times), "repeats": repeats, "fed": fed}
+
+
+def append_jsonl(directory, name, row):
+    """Appends `row` as one JSON line to directory/name (made if missing)."""
+    import json
+    import pathlib
+    out = pathlib.Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / name, "a") as f:
+        f.write(json.dumps(row) + "\n")

@@ -20,7 +20,10 @@ ones, synchronized at the end:
   function_floor_fwdbwd  an autograd.Function that only allocates: the
                     floor of any Python Function
   *chain25_per_norm  25 modules in a chain and one backward, per norm:
-                    the engine's start-up paid once, as in a model
+                    the engine's start-up paid once, as in a model (the
+                    floor's: 25 allocating Functions; allocating_*: with
+                    kfuse's five allocations, and its two launches;
+                    kfuse_function_*: its autograd Function alone)
 Run in a process of its own: KFUSE_NORM_LIVE_KNOBS (which bench_norm.py
 sets) makes every launch read the knobs' environment variables. Appends one
 JSON line to DIR/host_norm.jsonl, with --label and KFUSE_PDL.
@@ -41,7 +44,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import kfuse  # noqa: E402
 import kfuse.torch.nn as knn  # noqa: E402
-from _measure import commit, host_ms  # noqa: E402
+from _measure import append_jsonl, commit, host_ms  # noqa: E402
 
 
 def main():
@@ -60,6 +63,7 @@ def main():
     fwd_tensors = dict(x=x, weight=w, bias=b, y=y, mean=mean, rstd=rstd)
     dx, dw, db = torch.empty_like(x), torch.empty_like(w), torch.empty_like(b)
     xg = x.clone().requires_grad_()
+    wg, bg = w.clone().requires_grad_(), b.clone().requires_grad_()
     kfuse_module = knn.LayerNorm(cols, device="cuda")
     torch_module = torch.nn.LayerNorm(cols, device="cuda")
 
@@ -74,6 +78,31 @@ def main():
         @staticmethod
         def backward(ctx, grad):
             return torch.empty_like(grad)
+
+    class Allocating(torch.autograd.Function):
+        """Floor with kfuse's allocations (y and the statistics forward; dx,
+        dweight and dbias backward) and, with `launch`, its two launches:
+        what the kfuse Function adds beyond them is its own Python."""
+
+        @staticmethod
+        def forward(ctx, t, weight, bias, launch):
+            y = torch.empty_like(t)
+            stats = t.new_empty((2, rows))
+            if launch:
+                lean_fwd(rows, cols, t, weight, bias, y, stats, 1e-5)
+            ctx.save_for_backward(t, stats, weight)
+            ctx.launch = launch
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            t, stats, weight = ctx.saved_tensors
+            dt = torch.empty_like(t)
+            dweight, dbias = torch.empty_like(weight), torch.empty_like(weight)
+            if ctx.launch:
+                lean_bwd(rows, cols, grad, t, stats, weight, dt, dweight,
+                         dbias)
+            return dt, dweight, dbias, None
 
     def chain(module, depth=25):
         # One backward for a chain of norms, as in a model: the autograd
@@ -100,19 +129,23 @@ def main():
         "function_floor_fwdbwd": lambda: Floor.apply(xg).backward(dy),
         "module_chain25_per_norm": lambda: chain(kfuse_module),
         "torch_module_chain25_per_norm": lambda: chain(torch_module),
+        "function_floor_chain25_per_norm": lambda: chain(Floor.apply),
+        "allocating_chain25_per_norm": lambda: chain(
+            lambda h: Allocating.apply(h, wg, bg, False)),
+        "allocating_launching_chain25_per_norm": lambda: chain(
+            lambda h: Allocating.apply(h, wg, bg, True)),
+        "kfuse_function_chain25_per_norm": lambda: chain(
+            lambda h: knn._LayerNormFunction.apply(h, wg, bg, cols, 1e-5,
+                                                   torch.float32)),
     }
     result = {name: round(1e3 * host_ms(fn, 50, 500) /
                           (25 if "chain25" in name else 1), 2)
               for name, fn in cases.items()}
     row = {"label": options.label, "KFUSE_PDL": os.environ.get("KFUSE_PDL"),
-           "KFUSE_LAUNCH_HOLDS_GIL": os.environ.get("KFUSE_LAUNCH_HOLDS_GIL"),
            "rows": rows, "cols": cols, "host_us_per_call": result,
            "commit": commit(REPO), "device": torch.cuda.get_device_name(0)}
     print(json.dumps(row), flush=True)
-    out = pathlib.Path(options.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "host_norm.jsonl", "a") as f:
-        f.write(json.dumps(row) + "\n")
+    append_jsonl(options.out, "host_norm.jsonl", row)
 
 
 if __name__ == "__main__":

@@ -502,6 +502,43 @@ def kfuse_runs_and_fallbacks_do_not():
 
 
 @test
+def small_eager_norms_run_torchs_kernel():
+    """Under set_eager_min_bytes' count the converted modules run
+    torch's fused native norm, with torch's output dtypes and gradients;
+    from the count on, and for weights of another dtype than x, kfuse's
+    kernels."""
+    previous = knn.set_eager_min_bytes(1 << 18)
+    try:
+        result = {}
+        for kind in ("ln", "rms"):
+            m = make_norm(kind, (256,), torch.float32)
+            small, dy_small = inputs((255, 256), torch.float32, 31)
+            large, dy_large = inputs((256, 256), torch.float32, 32)
+            with Launches() as launches:
+                y = m(small.requires_grad_())
+                y.backward(dy_small)
+            assert not launches.names, launches.names
+            with Launches() as launches:
+                m(large.requires_grad_()).backward(dy_large)
+            assert len(launches.names) == 2, launches.names
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                with Launches() as launches:
+                    y_autocast = m(small.detach())
+            assert not launches.names, launches.names
+            assert y_autocast.dtype == torch.float32, (kind, y_autocast.dtype)
+            result[kind] = str(y_autocast.dtype)
+            m16 = make_norm(kind, (256,), torch.bfloat16)
+            with Launches() as launches:
+                m16.float()(small.detach().bfloat16())
+            assert len(launches.names) == 1, \
+                f"{kind}: f32 weight, bf16 x: {launches.names}"
+        result["default"] = previous
+        return result
+    finally:
+        knn.set_eager_min_bytes(previous)
+
+
+@test
 def double_backward_is_refused():
     m = make_norm("ln", (64,), torch.float32)
     x = rand((8, 64), torch.float32, 25).requires_grad_()
@@ -1067,6 +1104,9 @@ def main():
         return _gpu_tests.skip("test_gpu_nn", why, options.json)
     import kfuse.torch.nn as kfuse_nn
     knn = kfuse_nn
+    # The tests check kfuse's kernels at small sizes too;
+    # small_eager_norms_run_torchs_kernel checks the default.
+    knn.set_eager_min_bytes(0)
     return _gpu_tests.run(TESTS, options.k, options.json)
 
 

@@ -11,6 +11,8 @@
 #include "runtime/Errors.h"
 #include "runtime/Norm.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -139,9 +141,9 @@ size_t kfuse_norm_num_launches(const kfuse_norm *norm) {
 
 /// The launch arguments of `args` for `norm` (both checked), or a failed
 /// status.
-static kfuse_status toNormLaunchArgs(const kfuse_norm *norm,
-                                     const kfuse_arg *args, size_t nargs,
-                                     std::vector<LaunchArg> &launchArgs) {
+static kfuse_status
+toNormLaunchArgs(const kfuse_norm *norm, const kfuse_arg *args, size_t nargs,
+                 llvm::SmallVectorImpl<LaunchArg> &launchArgs) {
   if (!norm)
     return fail(KFUSE_INVALID_ARGUMENT, "norm is null");
   if (!args && nargs != 0)
@@ -171,7 +173,7 @@ kfuse_status kfuse_norm_launch(kfuse_norm *norm, const kfuse_arg *args,
                                size_t nargs, int64_t rows, int64_t cols,
                                void *stream) {
   return guarded([&] {
-    std::vector<LaunchArg> launchArgs;
+    llvm::SmallVector<LaunchArg, 16> launchArgs;
     if (kfuse_status status = toNormLaunchArgs(norm, args, nargs, launchArgs))
       return status;
     if (llvm::Error error = norm->norm->launch(launchArgs, rows, cols,
@@ -181,12 +183,30 @@ kfuse_status kfuse_norm_launch(kfuse_norm *norm, const kfuse_arg *args,
   });
 }
 
+kfuse_status kfuse_norm_launch_if_ready(kfuse_norm *norm, const kfuse_arg *args,
+                                        size_t nargs, int64_t rows,
+                                        int64_t cols, void *stream) {
+  return guarded([&] {
+    llvm::SmallVector<LaunchArg, 16> launchArgs;
+    if (kfuse_status status = toNormLaunchArgs(norm, args, nargs, launchArgs))
+      return status;
+    bool ready = false;
+    if (llvm::Error error = norm->norm->launch(
+            launchArgs, rows, cols, static_cast<CUstream>(stream), &ready))
+      return fail(std::move(error));
+    if (!ready)
+      return fail(KFUSE_NOT_READY, "the kernels for these arguments are not "
+                                   "loaded yet: call kfuse_norm_launch");
+    return succeed();
+  });
+}
+
 kfuse_status kfuse_norm_compile(kfuse_norm *norm, const kfuse_arg *args,
                                 size_t nargs, int64_t rows, int64_t cols,
                                 kfuse_compile_info *info) {
   return guarded([&] {
     auto start = std::chrono::steady_clock::now();
-    std::vector<LaunchArg> launchArgs;
+    llvm::SmallVector<LaunchArg, 16> launchArgs;
     if (kfuse_status status = toNormLaunchArgs(norm, args, nargs, launchArgs))
       return status;
     llvm::Expected<NormSpecialization> spec =

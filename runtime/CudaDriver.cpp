@@ -146,6 +146,21 @@ llvm::Expected<DeviceInfo> CudaDriver::currentDevice() {
   if (llvm::Error error =
           check(cuCtxGetCurrent(&info.context), "cuCtxGetCurrent"))
     return std::move(error);
+  // Every launch asks: the answer for this thread's last context costs no
+  // further driver call and no lock.
+  thread_local const CudaDriver *lastDriver = nullptr;
+  thread_local DeviceInfo last;
+  if (info.context && info.context == last.context && lastDriver == this)
+    return last;
+  llvm::Expected<DeviceInfo> found = lookUpDevice(info);
+  if (found) {
+    last = *found;
+    lastDriver = this;
+  }
+  return found;
+}
+
+llvm::Expected<DeviceInfo> CudaDriver::lookUpDevice(DeviceInfo info) {
   if (info.context) {
     if (llvm::Error error =
             check(cuCtxGetDevice(&info.device), "cuCtxGetDevice"))

@@ -127,6 +127,9 @@ private:
   CudaDriver() = default;
   void *handle = nullptr;
   int version = 0;
+  /// currentDevice() for `info.context` (null: device 0's primary context,
+  /// retained and made current): the attributes, read once per context.
+  llvm::Expected<DeviceInfo> lookUpDevice(DeviceInfo info);
   std::mutex devicesMutex;
   std::map<CUcontext, DeviceInfo> devices; // attributes read once a context
 };

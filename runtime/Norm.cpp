@@ -9,6 +9,7 @@
 #include "runtime/Log.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <climits>
@@ -320,26 +321,34 @@ Norm::compile(const NormSpecialization &spec, bool *built) {
   llvm::Expected<DeviceInfo> device = driver->currentDevice();
   if (!device)
     return device.takeError();
+  return compileFor(spec, *driver, *device, built);
+}
 
+std::shared_ptr<CompiledNorm> Norm::findLoaded(const NormSpecialization &spec,
+                                               CUcontext context) {
   const std::string &tuning = normTuningKey();
-  auto matches = [&](const LaunchEntry &entry) {
-    return entry.context == device->context && entry.spec.cols == spec.cols &&
-           entry.spec.alignment == spec.alignment &&
-           entry.spec.dtypes == spec.dtypes && entry.tuning == tuning;
-  };
-  {
-    std::lock_guard<std::mutex> lock(compiledMutex);
-    for (const LaunchEntry &entry : launchEntries)
-      if (matches(entry))
-        return entry.compiled;
-  }
+  std::lock_guard<std::mutex> lock(compiledMutex);
+  for (const LaunchEntry &entry : launchEntries)
+    if (entry.context == context && entry.spec.cols == spec.cols &&
+        entry.spec.alignment == spec.alignment &&
+        entry.spec.dtypes == spec.dtypes && entry.tuning == tuning)
+      return entry.compiled;
+  return nullptr;
+}
+
+llvm::Expected<std::shared_ptr<CompiledNorm>>
+Norm::compileFor(const NormSpecialization &spec, CudaDriver &driver,
+                 const DeviceInfo &device, bool *built) {
+  if (std::shared_ptr<CompiledNorm> loaded = findLoaded(spec, device.context))
+    return loaded;
   llvm::Expected<std::shared_ptr<CompiledNorm>> compiled =
-      compileUncached(spec, *driver, *device, built);
+      compileUncached(spec, driver, device, built);
   if (!compiled)
     return compiled.takeError();
+  if (findLoaded(spec, device.context))
+    return compiled;
   std::lock_guard<std::mutex> lock(compiledMutex);
-  if (llvm::none_of(launchEntries, matches))
-    launchEntries.push_back({spec, tuning, device->context, *compiled});
+  launchEntries.push_back({spec, normTuningKey(), device.context, *compiled});
   return compiled;
 }
 
@@ -511,7 +520,10 @@ Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
 }
 
 llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
-                         int64_t cols, CUstream stream) {
+                         int64_t cols, CUstream stream, bool *ready) {
+  static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
+  if (ready)
+    *ready = true;
   llvm::Expected<NormSpecialization> spec = specialize(args, rows, cols);
   if (!spec)
     return spec.takeError();
@@ -538,13 +550,22 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
     return llvm::Error::success();
   }
 
-  llvm::Expected<std::shared_ptr<CompiledNorm>> compiled = compile(*spec);
-  if (!compiled)
-    return compiled.takeError();
-  const NormPlan &plan = (*compiled)->plan;
+  std::shared_ptr<CompiledNorm> compiled = findLoaded(*spec, device->context);
+  if (ready && (syncEachKernel || !compiled)) {
+    *ready = false;
+    return llvm::Error::success();
+  }
+  if (!compiled) {
+    llvm::Expected<std::shared_ptr<CompiledNorm>> made =
+        compileFor(*spec, *driver, *device);
+    if (!made)
+      return made.takeError();
+    compiled = std::move(*made);
+  }
+  const NormPlan &plan = compiled->plan;
   unsigned blocksPerSm = normBlocksPerSmOverride();
   if (!blocksPerSm)
-    blocksPerSm = (*compiled)->residentBlocksPerSm;
+    blocksPerSm = compiled->residentBlocksPerSm;
   unsigned grid = normGridSize(plan, rows, device->smCount, blocksPerSm);
 
   std::unique_ptr<Workspace> workspace;
@@ -558,9 +579,9 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
 
   // Values first, then the pointer array into them; sized up front so that
   // nothing moves. Tensors in argument order, then hypers in argument order.
-  std::vector<uint64_t> pointerValues(args.size());
-  std::vector<double> hyperValues(args.size());
-  std::vector<void *> params;
+  llvm::SmallVector<uint64_t, 16> pointerValues(args.size());
+  llvm::SmallVector<double, 16> hyperValues(args.size());
+  llvm::SmallVector<void *, 20> params;
   for (auto [index, info, arg] : llvm::enumerate(argInfos, args)) {
     if (info.role == NormArg::Role::hyper)
       continue;
@@ -578,7 +599,6 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   uint64_t partials = workspace ? workspace->get() : 0;
   params.push_back(&partials);
 
-  static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
   // Hopper and later overlap a norm kernel's launch with the drain of the
   // kernel before it; the kernels wait for it before touching memory.
   const bool programmatic =
@@ -602,25 +622,25 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
     return llvm::Error::success();
   };
 
-  if (llvm::Error error = run((*compiled)->rowFunction, plan.rowKernel, grid, 1,
+  if (llvm::Error error = run(compiled->rowFunction, plan.rowKernel, grid, 1,
                               plan.blockSize, plan.sharedBytes, params.data()))
     return error;
   if (plan.columnOutputs.empty())
     return llvm::Error::success();
 
   int gridParam = static_cast<int>(grid);
-  std::vector<uint64_t> outputValues;
+  llvm::SmallVector<uint64_t, 8> outputValues;
   outputValues.reserve(plan.columnOutputs.size());
   for (unsigned index : plan.columnOutputs)
     outputValues.push_back(reinterpret_cast<uintptr_t>(args[index].data));
-  std::vector<void *> finishParams = {&partials, &gridParam};
+  llvm::SmallVector<void *, 10> finishParams = {&partials, &gridParam};
   for (uint64_t &value : outputValues)
     finishParams.push_back(&value);
   unsigned finishGrid = static_cast<unsigned>(
       (cols + plan.finishColumnsPerBlock - 1) / plan.finishColumnsPerBlock);
   // `workspace` goes out of scope after this: freed on `stream`, so after
   // the finish kernel has read it.
-  return run((*compiled)->finishFunction, plan.finishKernel, finishGrid,
+  return run(compiled->finishFunction, plan.finishKernel, finishGrid,
              static_cast<unsigned>(plan.columnOutputs.size()),
              plan.finishBlockSize, 0, finishParams.data());
 }

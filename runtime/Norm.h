@@ -139,11 +139,22 @@ public:
   /// reductions, the finish kernel on `stream`. Nothing is launched when
   /// validation fails. With rows == 0 nothing is compiled or launched, but
   /// column outputs (sums over no rows) are set to zero on `stream`.
+  /// With `ready` given, launches only what runs without waiting on the
+  /// compiler or the device (the module already loaded by this Norm, no
+  /// KFUSE_SYNC_LAUNCH): otherwise sets *ready to false and launches
+  /// nothing, so that a caller holding a lock can drop it and launch again.
   llvm::Error launch(llvm::ArrayRef<LaunchArg> args, int64_t rows, int64_t cols,
-                     CUstream stream);
+                     CUstream stream, bool *ready = nullptr);
 
 private:
   Norm() = default;
+  /// compile() in `device`, which the caller looked up.
+  llvm::Expected<std::shared_ptr<CompiledNorm>>
+  compileFor(const NormSpecialization &spec, CudaDriver &driver,
+             const DeviceInfo &device, bool *built = nullptr);
+  /// The module this Norm already loaded for `spec` in `context`, or null.
+  std::shared_ptr<CompiledNorm> findLoaded(const NormSpecialization &spec,
+                                           CUcontext context);
   llvm::Expected<std::shared_ptr<CompiledNorm>>
   compileUncached(const NormSpecialization &spec, CudaDriver &driver,
                   const DeviceInfo &device, bool *made);

@@ -33,7 +33,8 @@ typedef enum kfuse_status {
   KFUSE_NO_DRIVER = 4,        /* libcuda.so.1 missing or unusable */
   KFUSE_NO_DEVICE = 5,        /* a driver but no CUDA device */
   KFUSE_LAUNCH = 6,           /* a CUDA driver call failed */
-  KFUSE_INTERNAL = 7          /* a bug in kfuse */
+  KFUSE_INTERNAL = 7,         /* a bug in kfuse */
+  KFUSE_NOT_READY = 8         /* kfuse_norm_launch_if_ready: not launched */
 } kfuse_status;
 
 /* Storage dtypes of tensor arguments. */
@@ -322,6 +323,18 @@ KFUSE_API kfuse_status kfuse_norm_launch(kfuse_norm *norm,
                                          const kfuse_arg *args, size_t nargs,
                                          int64_t rows, int64_t cols,
                                          void *stream);
+
+/* kfuse_norm_launch where that waits on neither the compiler nor the device:
+ * the kernels for these arguments are already loaded by this norm in the
+ * current context. Otherwise launches nothing and returns KFUSE_NOT_READY
+ * (also under KFUSE_SYNC_LAUNCH), so that a caller holding a lock, such as
+ * Python's GIL, holds it only through the launch and drops it to call
+ * kfuse_norm_launch, which compiles. Argument errors are reported as by
+ * kfuse_norm_launch. */
+KFUSE_API kfuse_status kfuse_norm_launch_if_ready(kfuse_norm *norm,
+                                                  const kfuse_arg *args,
+                                                  size_t nargs, int64_t rows,
+                                                  int64_t cols, void *stream);
 
 /* Compiles what kfuse_norm_launch with these arguments would run, without
  * launching; as kfuse_update_compile. */

@@ -15,6 +15,7 @@ STATUS_NAMES = {
     5: "NO_DEVICE",
     6: "LAUNCH",
     7: "INTERNAL",
+    8: "NOT_READY",
 }
 
 F32, BF16, F16 = 0, 1, 2
@@ -348,6 +349,9 @@ def norm_lib():
             norm_p, ctypes.c_size_t, ctypes.POINTER(NormArgDescStruct)]),
         "kfuse_norm_num_launches": (ctypes.c_size_t, [norm_p]),
         "kfuse_norm_launch": (status, [
+            norm_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
+            ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]),
+        "kfuse_norm_launch_if_ready": (status, [
             norm_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
             ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]),
         "kfuse_norm_bytes": (status, [

@@ -229,6 +229,7 @@ def doctor(model=None, optimizer=None, file=sys.stdout, as_json=False):
         report["compiled_norms"] = (
             knn._compiled_norms if knn._TRACEABLE else
             f"eager (torch {torch.__version__} cannot trace the operators)")
+        report["eager_min_bytes"] = knn._eager_min_bytes
     if optimizer is not None:
         report["optimizer"] = _optimizer_report(optimizer)
     report["ok"] = lib is not None and all(
@@ -269,6 +270,10 @@ def _print(report, file):
         print(f"  model {row['module']} ({row['class']}): "
               f"{'kfuse' if row['kfuse'] else 'torch'}, {row['detail']}",
               file=file)
+    if "eager_min_bytes" in report:
+        print(f"  eager LayerNorm/RMSNorm inputs under "
+              f"{report['eager_min_bytes']} bytes run torch's fused kernel "
+              "(kfuse.torch.nn.set_eager_min_bytes)", file=file)
     if "compiled_norms" in report:
         print(f"  under torch.compile the norms trace as: "
               f"{report['compiled_norms']} "

@@ -102,23 +102,27 @@ _ARG_LAYOUT = "Qqi4xd"
 _ARG_FIELDS = 4
 
 # kfuse_norm_launch with its argument array passed as bytes: one struct.pack
-# instead of a ctypes array filled field by field.
-_packed_launch = None
+# instead of a ctypes array filled field by field. Two bindings: one that
+# keeps the GIL (as torch's own launches do) for kfuse_norm_launch_if_ready,
+# and one that drops it for kfuse_norm_launch, which may compile for seconds.
+# Dropping and taking back the GIL around every launch costs a host-bound
+# step ~20 us a norm (forward and backward) on the H100 hosts.
+_packed_launches = None
+NOT_READY = 8
 
 
-def _packed_launch_function():
-    global _packed_launch
-    if _packed_launch is None:
-        # KFUSE_LAUNCH_HOLDS_GIL=1 keeps the GIL through the launch (as
-        # torch's own launches do) instead of handing it to another thread
-        # for the microseconds the driver takes; for measuring host-bound
-        # steps. A launch that compiles first holds it through the compile.
-        holds = os.environ.get("KFUSE_LAUNCH_HOLDS_GIL", "0") not in ("", "0")
-        prototype = (ctypes.PYFUNCTYPE if holds else ctypes.CFUNCTYPE)(
-            ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
-            ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
-        _packed_launch = prototype(("kfuse_norm_launch", norm_lib()))
-    return _packed_launch
+def _packed_launch_functions():
+    """(launch_if_ready keeping the GIL, launch dropping it)."""
+    global _packed_launches
+    if _packed_launches is None:
+        arguments = (ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                     ctypes.c_size_t, ctypes.c_int64, ctypes.c_int64,
+                     ctypes.c_void_p)
+        lib = norm_lib()
+        _packed_launches = (
+            ctypes.PYFUNCTYPE(*arguments)(("kfuse_norm_launch_if_ready", lib)),
+            ctypes.CFUNCTYPE(*arguments)(("kfuse_norm_launch", lib)))
+    return _packed_launches
 
 
 class Norm:
@@ -247,7 +251,8 @@ class Norm:
         row statistics in one allocation). Every tensor must be non-empty,
         contiguous, of a supported dtype and on the current CUDA device;
         behind this stand only the C API's size and dtype checks. Costs one
-        struct.pack a call instead of __call__'s per-tensor checks.
+        struct.pack a call instead of __call__'s per-tensor checks, and
+        keeps the GIL through the launch unless it has to compile.
         """
         import torch
 
@@ -261,51 +266,59 @@ class Norm:
                 "a lean launcher names every argument once; got " +
                 ", ".join(map(repr, named)) + " for " +
                 ", ".join(map(repr, self._names)))
-        tensor, hyper, parts = 0, 1, 2
-        steps = []
-        for item in order:
-            if isinstance(item, tuple):
-                steps.append((parts, [position[n] * _ARG_FIELDS
-                                      for n in item]))
-            elif roles[item] == "hyper":
-                steps.append((hyper, position[item] * _ARG_FIELDS + 3))
-            else:
-                steps.append((tensor, position[item] * _ARG_FIELDS))
         count = len(self.args)
         layout = struct.Struct("<" + _ARG_LAYOUT * count)
         if layout.size != ctypes.sizeof(ArgStruct) * count:
             raise KfuseError("kfuse_arg is not laid out as "
                              f"{_ARG_LAYOUT!r} on this platform", "INTERNAL")
-        pack = layout.pack
-        blank = [0, 0, F32, 0.0] * count
-        codes = _torch_dtype_codes(torch)
-        function = _packed_launch_function()
-        handle = self._handle
-        current_stream = _current_stream_function(torch)
-
-        def launch(rows, cols, *values):
-            fields = blank.copy()
-            for (kind, at), value in zip(steps, values):
-                if kind is tensor:
-                    fields[at] = value.data_ptr()
-                    fields[at + 1] = value.numel()
-                    fields[at + 2] = codes[value.dtype]
-                elif kind is hyper:
-                    fields[at] = value
-                else:
-                    pointer, code = value.data_ptr(), codes[value.dtype]
-                    numel = value.numel() // len(at)
-                    stride = numel * value.element_size()
-                    for part, base in enumerate(at):
-                        fields[base] = pointer + part * stride
-                        fields[base + 1] = numel
-                        fields[base + 2] = code
-            status = function(handle, pack(*fields), count, rows, cols,
-                              current_stream())
-            if status != OK:
-                check_norm(status)
-
-        return launch
+        # Straight-line code for this order (values v0, v1, ... in `order`'s
+        # order; each argument's four kfuse_arg fields in argument order): a
+        # loop over the values cost more than the launch's C side.
+        fields = [["0", "0", str(F32), "0.0"] for _ in range(count)]
+        lines, values = [], []
+        for i, item in enumerate(order):
+            value = f"v{i}"
+            values.append(value)
+            if isinstance(item, tuple):
+                lines.append(f"    p{i} = {value}.data_ptr()\n"
+                             f"    c{i} = codes[{value}.dtype]\n"
+                             f"    n{i} = {value}.numel() // {len(item)}\n"
+                             f"    s{i} = n{i} * {value}.element_size()\n")
+                for part, name in enumerate(item):
+                    fields[position[name]] = [
+                        f"p{i} + {part} * s{i}" if part else f"p{i}",
+                        f"n{i}", f"c{i}", "0.0"]
+            elif roles[item] == "hyper":
+                fields[position[item]][3] = value
+            else:
+                fields[position[item]] = [
+                    f"{value}.data_ptr()", f"{value}.numel()",
+                    f"codes[{value}.dtype]", "0.0"]
+        source = (
+            f"def launch(rows, cols, {', '.join(values)}):\n" +
+            "".join(lines) +
+            "    packed = pack(" + ", ".join(f for arg in fields for f in arg) +
+            ")\n"
+            "    stream = current_stream()\n"
+            f"    status = if_ready(handle, packed, {count}, rows, cols, "
+            "stream)\n"
+            "    if status != OK:\n"
+            "        if status == NOT_READY:\n"
+            f"            status = compiling(handle, packed, {count}, rows, "
+            "cols, stream)\n"
+            "        if status != OK:\n"
+            "            check_norm(status)\n")
+        if_ready, compiling = _packed_launch_functions()
+        namespace = {
+            # The Norm stays alive with its launcher (its handle with it).
+            "norm": self, "if_ready": if_ready, "compiling": compiling,
+            "NOT_READY": NOT_READY, "handle": self._handle,
+            "pack": layout.pack, "codes": _torch_dtype_codes(torch),
+            "current_stream": _current_stream_function(torch), "OK": OK,
+            "check_norm": check_norm}
+        exec(compile(source, f"<kfuse lean launcher of {self.source}>", "exec"),
+             namespace)
+        return namespace["launch"]
 
     def compile(self, **values):
         """Compiles what a call with these arguments would run, without

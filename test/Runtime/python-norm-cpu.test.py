@@ -73,6 +73,13 @@ try:
     print("launch: skipped (GPU present)")
 except kfuse.KfuseError:
     launch("launch", ln, args_for(ln, x={"dtype": BF16}))
+# kfuse_norm_launch_if_ready checks as kfuse_norm_launch does, before it
+# needs a device.
+status = lib.kfuse_norm_launch_if_ready(
+    ln._handle, args_for(ln, mean={"numel": ROWS + 1}), len(ln.args), ROWS,
+    COLS, None)
+print("if ready, mean numel:", STATUS_NAMES[status],
+      lib.kfuse_last_error().decode())
 print("null norm:", lib.kfuse_norm_num_args(None),
       lib.kfuse_norm_num_launches(None),
       STATUS_NAMES[lib.kfuse_norm_launch(None, None, 0, 1, 1, None)],

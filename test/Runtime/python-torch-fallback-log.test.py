@@ -18,6 +18,7 @@ report = kfuse.doctor(model=model, optimizer=opt, file=None)
 for row in report["model"]:
     print(f"model {row['module']} ({row['class']}): kfuse {row['kfuse']} "
           f"{row['detail']}")
+print("eager min bytes:", report["eager_min_bytes"])
 for row in report["optimizer"]:
     print(f"optimizer group {row['param_group']}: kfuse {row['kfuse']} "
           f"{row['detail']}")

@@ -74,6 +74,7 @@ def compute(name, rows, cols, eps, t):
 knn._kfuse_takes = lambda x, *columns: x.dtype != torch.float64
 knn._current_device = lambda: -1  # a CPU tensor's get_device()
 knn._run = fake_kernels
+default_min_bytes = knn.set_eager_min_bytes(0)  # the kernels' path
 
 
 def rel(a, b):
@@ -134,6 +135,25 @@ for shape, normalized in [((4, 1), (1,)), ((3, 1000), (1000,)),
             cases += 1
 print(f"plumbing: {cases} cases within 1e-4")
 print("launches:", " ".join(dict.fromkeys(launched)))
+
+# Eager calls under set_eager_min_bytes' count run torch's norm (same
+# output, no kernel); weights of another dtype than x run the kernels.
+knn.set_eager_min_bytes(4096)
+for label, rows, dtype in [("small", 15, torch.float32),
+                           ("at the count", 16, torch.float32),
+                           ("small, f64 weight", 15, torch.float64)]:
+    launched.clear()
+    module = knn.LayerNorm(64).to(dtype)
+    x = torch.randn(rows, 64, requires_grad=True)
+    module(x).sum().backward()
+    print(f"eager min bytes, {label}:",
+          " ".join(launched) or "torch's norm")
+try:
+    knn.set_eager_min_bytes(-1)
+except ValueError as error:
+    print("eager min bytes, negative:", error)
+print("eager min bytes, default:", default_min_bytes)
+knn.set_eager_min_bytes(0)
 
 # The real checks again: CPU tensors run torch's functions.
 knn._kfuse_takes = real_takes

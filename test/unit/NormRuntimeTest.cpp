@@ -363,6 +363,51 @@ TEST(NormRuntimeTest, LaunchWithoutGpuFailsCleanly) {
       << message;
 }
 
+TEST(NormRuntimeTest, LaunchIfReadyChecksArgumentsFirst) {
+  std::unique_ptr<Norm> norm = loadNorm("layernorm_fwd");
+  ASSERT_TRUE(norm);
+  std::vector<LaunchArg> args = argsFor(*norm, 8, 512);
+  args[indexOf(*norm, "mean")].numel = 7;
+  bool ready = true;
+  auto [code, message] = failureOf(norm->launch(args, 8, 512, nullptr, &ready));
+  EXPECT_EQ(code, ErrorCode::InvalidArgument) << message;
+  EXPECT_EQ(message, "tensor 'mean' has 7 elements; a row tensor of a 8-row "
+                     "norm needs 8");
+}
+
+TEST(NormRuntimeTest, LaunchIfReadyLaunchesOnlyWhatIsLoaded) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  CudaDriver &driver = *CudaDriver::get();
+  std::unique_ptr<Norm> norm = loadNorm("layernorm_fwd");
+  ASSERT_TRUE(norm);
+  const int64_t rows = 8, cols = 512;
+  std::vector<LaunchArg> args = argsFor(*norm, rows, cols);
+  std::vector<DeviceBuffer> buffers;
+  for (LaunchArg &arg : args) {
+    if (!arg.data)
+      continue;
+    llvm::Expected<DeviceBuffer> buffer =
+        DeviceBuffer::allocate(driver, size_t(arg.numel) * sizeof(float));
+    ASSERT_TRUE(bool(buffer)) << llvm::toString(buffer.takeError());
+    arg.data = reinterpret_cast<const void *>(buffer->get());
+    buffers.push_back(std::move(*buffer));
+  }
+  // A new Norm has loaded nothing: the first try launches nothing.
+  bool ready = true;
+  ASSERT_FALSE(bool(norm->launch(args, rows, cols, nullptr, &ready)));
+  EXPECT_FALSE(ready);
+  ASSERT_FALSE(bool(norm->launch(args, rows, cols, nullptr)));
+  ASSERT_FALSE(bool(norm->launch(args, rows, cols, nullptr, &ready)));
+  EXPECT_TRUE(ready);
+  // Another specialization (cols) is not loaded: nothing runs, so these
+  // pointers are never read.
+  ASSERT_FALSE(
+      bool(norm->launch(argsFor(*norm, 4, 1024), 4, 1024, nullptr, &ready)));
+  EXPECT_FALSE(ready);
+  EXPECT_EQ(driver.cuCtxSynchronize(), CUDA_SUCCESS);
+}
+
 /// The parameter types of `.entry name(...)` in `ptx`, in order ("u64",
 /// "f64", ...); empty when there is no such entry.
 std::vector<std::string> entryParams(llvm::StringRef ptx,

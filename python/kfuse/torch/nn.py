@@ -81,7 +81,7 @@ from kfuse._norm import library_norm
 
 __all__ = ["LayerNorm", "RMSNorm", "layer_norm", "rms_norm",
            "replace_norms", "register_norm", "norm_status",
-           "set_compiled_norms"]
+           "set_compiled_norms", "set_eager_min_bytes"]
 
 # torch.compile traces the kfuse:: operators, backward included, from
 # torch 2.4 (register_autograd); before, these modules run eagerly under it
@@ -91,6 +91,7 @@ _TRACEABLE = hasattr(torch.library, "register_autograd")
 _is_compiling = torch.compiler.is_compiling if _TRACEABLE else \
     (lambda: False)
 _KFUSE_DTYPES = frozenset((torch.float32, torch.bfloat16, torch.float16))
+_CONTIGUOUS = torch.contiguous_format
 _F32_EPS = torch.finfo(torch.float32).eps
 _TorchRMSNorm = getattr(torch.nn, "RMSNorm", None)  # torch >= 2.4
 
@@ -131,14 +132,14 @@ def _kfuse_takes(x, *columns):
             x.dtype not in _KFUSE_DTYPES or x.layout is not torch.strided or
             x.is_nested or x.numel() == 0):
         return False
-    device = x.device
+    index = x.get_device()  # an int: cheaper than comparing torch.device
     for column in columns:
         if column is None:
             continue
         if (not isinstance(column, torch.Tensor) or
                 column.dtype not in _KFUSE_DTYPES or
                 column.layout is not torch.strided or
-                column.device != device):
+                column.get_device() != index):
             return False
     return True
 
@@ -167,6 +168,12 @@ def _columns(what, x, shape, weight, bias=None):
     """The number of columns (prod(shape)) after checking x's trailing
     dimensions and the weight and bias shapes."""
     k = len(shape)
+    if k == 1:  # the common case, checked with the fewest calls
+        cols = shape[0]
+        if (x.shape[-1:] == shape and
+                (weight is None or weight.shape == shape) and
+                (bias is None or bias.shape == shape)):
+            return cols
     if x.dim() < k or x.shape[x.dim() - k:] != shape:
         raise ValueError(
             f"{what}: given normalized_shape={list(shape)}, expected input "
@@ -218,7 +225,7 @@ def _grad_like(t, cols, device):
     """A buffer for the column sums of t (t's shape and dtype), or a float32
     scratch column when t is None (the kernel writes it regardless)."""
     if t is not None:
-        return torch.empty(t.shape, device=device, dtype=t.dtype)
+        return torch.empty_like(t, memory_format=_CONTIGUOUS)
     return torch.empty(cols, device=device, dtype=torch.float32)
 
 
@@ -273,7 +280,8 @@ def _forward_outputs(x, cols, out_dtype, stats):
     (stats=1). The kfuse:: operators' fake implementations allocate with
     this too, so their shapes and strides are the kernels'."""
     rows = x.numel() // cols
-    return (x.new_empty(x.shape, dtype=out_dtype),
+    # empty_like costs the host less than new_empty or torch.empty.
+    return (torch.empty_like(x, dtype=out_dtype, memory_format=_CONTIGUOUS),
             x.new_empty((stats, rows) if stats > 1 else (rows,),
                         dtype=torch.float32))
 
@@ -281,8 +289,10 @@ def _forward_outputs(x, cols, out_dtype, stats):
 def _backward_outputs(x, cols, *columns):
     """dx (x's shape and dtype, contiguous) and a gradient per column tensor
     (see _grad_like)."""
-    return (x.new_empty(x.shape),) + tuple(
-        _grad_like(column, cols, x.device) for column in columns)
+    outputs = [torch.empty_like(x, memory_format=_CONTIGUOUS)]
+    for column in columns:
+        outputs.append(_grad_like(column, cols, x.device))
+    return outputs
 
 
 def _layer_norm_forward(x, weight, bias, cols, eps, out_dtype):
@@ -325,6 +335,20 @@ def _rms_norm_backward(dy, x, rstd, weight, cols):
     return dx, dweight
 
 
+def _double_backward_guard(backward):
+    """`backward`, run as once_differentiable runs it when the graph of the
+    backward itself is being recorded (create_graph=True): a second
+    differentiation then raises. Without that, one is_grad_enabled() call
+    instead of once_differentiable's wrapper on every backward."""
+    guarded = once_differentiable(backward)
+
+    def run(ctx, dy):
+        if torch.is_grad_enabled():
+            return guarded(ctx, dy)
+        return backward(ctx, dy)
+    return run
+
+
 class _LayerNormFunction(torch.autograd.Function):
     """y = layer_norm(x) over the last `cols` elements of each row; y in
     `out_dtype`, dx in x's dtype."""
@@ -338,12 +362,12 @@ class _LayerNormFunction(torch.autograd.Function):
         return y
 
     @staticmethod
-    @once_differentiable
+    @_double_backward_guard
     def backward(ctx, dy):
         x, stats, weight, bias = ctx.saved_tensors
         dx, dweight, dbias = _layer_norm_backward(dy, x, stats, weight, bias,
                                                   ctx.cols)
-        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        need_x, need_w, need_b, _, _, _ = ctx.needs_input_grad
         return (dx if need_x else None, dweight if need_w else None,
                 dbias if need_b else None, None, None, None)
 
@@ -360,11 +384,11 @@ class _RMSNormFunction(torch.autograd.Function):
         return y
 
     @staticmethod
-    @once_differentiable
+    @_double_backward_guard
     def backward(ctx, dy):
         x, rstd, weight = ctx.saved_tensors
         dx, dweight = _rms_norm_backward(dy, x, rstd, weight, ctx.cols)
-        need_x, need_w = ctx.needs_input_grad[:2]
+        need_x, need_w, _, _, _ = ctx.needs_input_grad
         return (dx if need_x else None, dweight if need_w else None, None,
                 None, None)
 
@@ -402,6 +426,54 @@ def _flat(column):
 
 # -- functional forms ---------------------------------------------------------
 
+# -- small eager norms ---------------------------------------------------------
+#
+# An eager kfuse norm costs the host more than torch's fused native one (a
+# Python autograd Function, its allocations and two launches against C++:
+# ~40 us more per forward and backward on the H100 hosts) and the GPU about
+# half as much per byte. Below a size the host cost wins wherever the step
+# waits on the host, as eager transformer training does at GPT-2's and
+# BERT's sizes: in a chain of 25 norms (bench/norm_crossover.py, H100) kfuse
+# was 0.48-0.65x torch up to 32 MiB of input and 1.11-1.96x from 64 MiB on,
+# in float32 and bfloat16 alike. There nn.LayerNorm's and nn.RMSNorm's
+# replacements run torch's own kernel, which computes the same function in
+# the same dtypes. The norm families whose original forward is several
+# kernels (replace_norms' converted classes) always run kfuse's.
+
+_eager_min_bytes = 1 << 26
+
+
+def set_eager_min_bytes(count):
+    """Eager calls of LayerNorm, RMSNorm, layer_norm and rms_norm whose
+    input has fewer than `count` bytes run torch's fused native norm instead
+    of kfuse's kernels (0: kfuse's at every size); returns the previous
+    value. The default, 2**26 (64 MiB, e.g. 8192 x 2048 float32), is where
+    kfuse's kernels started to win in a chain of 25 norms on an H100
+    (bench/norm_crossover.py). Calls whose weight or bias has another dtype
+    than the input, and everything under torch.compile
+    (set_compiled_norms), are not affected."""
+    global _eager_min_bytes
+    count = int(count)
+    if count < 0:
+        raise ValueError(f"set_eager_min_bytes({count}): expected a count "
+                         ">= 0")
+    previous, _eager_min_bytes = _eager_min_bytes, count
+    return previous
+
+
+def _torch_is_cheaper(x, *columns):
+    """Whether torch's fused native norm runs this eager call: x has fewer
+    than _eager_min_bytes bytes, and weight and bias x's dtype (torch then
+    computes in the dtypes kfuse would)."""
+    if _is_compiling() or x.numel() * x.element_size() >= _eager_min_bytes:
+        return False
+    dtype = x.dtype
+    for column in columns:
+        if column is not None and column.dtype is not dtype:
+            return False
+    return True
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
                autocast_output=False):
     """F.layer_norm over kfuse's kernels (see the module docstring for the
@@ -412,6 +484,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
         return F.layer_norm(input, shape, weight, bias, eps)
     cols = _columns("layer_norm", input, shape, weight, bias)
     out_dtype = _output_dtype(input, autocast_output, True)
+    if _torch_is_cheaper(input, weight, bias):
+        y = F.layer_norm(input, shape, weight, bias, eps)
+        return y if y.dtype is out_dtype else y.to(out_dtype)
     return _kfuse_layer_norm(input, weight, bias, cols, float(eps), out_dtype)
 
 
@@ -456,6 +531,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *,
         return _torch_rms_norm(input, shape, weight, eps)
     cols = _columns("rms_norm", input, shape, weight)
     out_dtype = _output_dtype(input, autocast_output, False)
+    if _torch_is_cheaper(input, weight):
+        y = _torch_rms_norm(input, shape, weight, eps)
+        return y if y.dtype is out_dtype else y.to(out_dtype)
     eps = _F32_EPS if eps is None else float(eps)
     return _kfuse_rms_norm(input, weight, cols, eps, out_dtype)
 
