@@ -24,11 +24,18 @@ Implementations:
 Every implementation of a model starts from the same weights and reads the
 same batches. The timed rounds alternate the implementations (these hosts
 are noisy where the step is bound by the host): each round runs every
-implementation for --steps iterations, one CUDA event pair around each;
-a row's ms is the median of its rounds' medians, with every round's median
-kept. peak_GiB is the peak of allocated memory during the timed steps above
+implementation for --steps iterations, in reverse order every other round,
+one CUDA event pair around each; a row's ms is the median of its rounds'
+medians, with every round's median kept, and a ratio row's ratio is the
+median of the per-round ratios (the host's speed drifts between rounds and
+moves both implementations of a round alike). peak_GiB is the peak of
+allocated memory during the timed steps above
 what was allocated before them. opt_ms is the GPU time of optimizer.step()
-alone (events around it, in separate iterations); kernel_ms, norm_share
+alone (events around it, in separate iterations) and opt_host_ms the wall
+time of the call; host_phases_ms the host's time in the forward, backward
+and optimizer step of a timed iteration (medians); allocator_calls the
+cudaMalloc/cudaFree calls and retries of the caching allocator during the
+timed rounds; kernel_ms, norm_share
 and top_kernels come from one profiled iteration (its kernel time, the
 fraction of it in norm kernels, its largest kernels), and gpu_idle_ms is
 ms - kernel_ms, the time the host holds an iteration up.
@@ -140,16 +147,24 @@ class Run:
         return out.loss
 
     def step(self, tokens, step=True):
+        began = time.perf_counter()
         self.optimizer.zero_grad(set_to_none=True)
         loss = self.loss(tokens)
+        forward = time.perf_counter()
         loss.backward()
+        backward = time.perf_counter()
         if step:
             self.optimizer.step()
+        # The host's time in each phase (the GPU runs behind it).
+        self.phases = (forward - began, backward - forward,
+                       time.perf_counter() - backward)
         return loss
 
 
 def timed_round(run, tokens):
-    times = []
+    """The median iteration (ms) and the median host time (ms) of its
+    forward, backward and optimizer step."""
+    times, phases = [], []
     for batch in tokens:
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
@@ -158,22 +173,28 @@ def timed_round(run, tokens):
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        phases.append(run.phases)
+    return statistics.median(times), [
+        1e3 * statistics.median(phase) for phase in zip(*phases)]
 
 
 def opt_ms(run, tokens, repeats=5):
-    times = []
+    """(GPU ms, host ms) of optimizer.step() alone: events around it, and
+    the wall time of the call (the host's share, the GPU idle)."""
+    times, host = [], []
     for batch in tokens[:repeats]:
         run.step(batch, step=False)
         torch.cuda.synchronize()
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
+        began = time.perf_counter()
         run.optimizer.step()
+        host.append(1e3 * (time.perf_counter() - began))
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    return statistics.median(times), statistics.median(host)
 
 
 def profile_step(run, batch, top=12):
@@ -225,12 +246,25 @@ def measure_model(name, impls, rounds, steps, out_rows):
     torch.cuda.synchronize()
     per_round = {run.impl: [] for run in runs}
     peaks = {run.impl: 0.0 for run in runs}
-    for _ in range(rounds):
-        for run in runs:
+    host_phases = {run.impl: [] for run in runs}
+    device_calls = {run.impl: {} for run in runs}
+    for index in range(rounds):
+        # Odd rounds run the implementations in reverse: whatever running
+        # second in a round costs (the allocator's state after another
+        # model, clocks) falls on each alike.
+        for run in (runs if index % 2 == 0 else runs[::-1]):
             free()
             before = torch.cuda.memory_allocated()
             torch.cuda.reset_peak_memory_stats()
-            per_round[run.impl].append(timed_round(run, tokens))
+            stats = torch.cuda.memory_stats()
+            ms, phases = timed_round(run, tokens)
+            after = torch.cuda.memory_stats()
+            for key in ("num_device_alloc", "num_device_free",
+                        "num_alloc_retries"):
+                device_calls[run.impl][key] = device_calls[run.impl].get(
+                    key, 0) + after.get(key, 0) - stats.get(key, 0)
+            per_round[run.impl].append(ms)
+            host_phases[run.impl].append(phases)
             peak = (torch.cuda.max_memory_allocated() - before) / 2**30
             peaks[run.impl] = max(peaks[run.impl], peak)
     for run in runs:
@@ -238,7 +272,12 @@ def measure_model(name, impls, rounds, steps, out_rows):
                "ms": statistics.median(per_round[run.impl]),
                "round_ms": [round(t, 3) for t in per_round[run.impl]],
                "peak_GiB": round(peaks[run.impl], 3),
-               "opt_ms": opt_ms(run, tokens),
+               "allocator_calls": device_calls[run.impl],
+               "host_phases_ms": dict(zip(
+                   ("forward", "backward", "step"),
+                   (round(statistics.median(phase), 3) for phase in
+                    zip(*host_phases[run.impl])))),
+               **dict(zip(("opt_ms", "opt_host_ms"), opt_ms(run, tokens))),
                **profile_step(run, tokens[0]),
                "params": sum(p.numel() for p in run.model.parameters()),
                "norms_converted": run.converted}
@@ -258,11 +297,15 @@ def measure_model(name, impls, rounds, steps, out_rows):
                          ("kfuse_compile_ro", "torch_compile_ro"),
                          ("kfuse_ops_compile_ro", "torch_compile_ro")):
         if ours in torch_ms and theirs in torch_ms:
+            paired = [a / b for a, b in zip(per_round[theirs],
+                                            per_round[ours])]
+            # The host's speed drifts between rounds (both impls of a round
+            # move together), so the median of the paired per-round ratios
+            # is the robust figure; ratio_of_medians is kept beside it.
             ratio = {"case": f"model.{name}", "impl": f"{theirs}/{ours}",
-                     "ratio": torch_ms[theirs] / torch_ms[ours],
-                     "round_ratios": [
-                         round(a / b, 4) for a, b in
-                         zip(per_round[theirs], per_round[ours])]}
+                     "ratio": statistics.median(paired),
+                     "ratio_of_medians": torch_ms[theirs] / torch_ms[ours],
+                     "round_ratios": [round(r, 4) for r in paired]}
             out_rows.append(ratio)
             print(json.dumps(ratio), flush=True)
     del runs

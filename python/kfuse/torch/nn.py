@@ -462,9 +462,9 @@ def set_eager_min_bytes(count):
 
 
 def _torch_is_cheaper(x, *columns):
-    """Whether torch's fused native norm runs this eager call: x has fewer
-    than _eager_min_bytes bytes, and weight and bias x's dtype (torch then
-    computes in the dtypes kfuse would)."""
+    """Whether torch's fused native norm runs this eager call of a tensor
+    kfuse takes: x has fewer than _eager_min_bytes bytes, and weight and
+    bias have its dtype (torch then computes in the dtypes kfuse would)."""
     if _is_compiling() or x.numel() * x.element_size() >= _eager_min_bytes:
         return False
     dtype = x.dtype
@@ -581,9 +581,16 @@ class LayerNorm(torch.nn.LayerNorm):
         self.autocast_output = bool(autocast_output)
 
     def forward(self, input):
-        return layer_norm(input, self.normalized_shape, self.weight,
-                          self.bias, self.eps,
-                          autocast_output=self.autocast_output)
+        # A small CUDA input goes to torch's kernel first, so that it costs
+        # the host little more than torch's module (see _eager_min_bytes).
+        weight, bias = self.weight, self.bias
+        if (isinstance(input, torch.Tensor) and input.is_cuda and
+                not self.autocast_output and
+                _torch_is_cheaper(input, weight, bias)):
+            return F.layer_norm(input, self.normalized_shape, weight, bias,
+                                self.eps)
+        return layer_norm(input, self.normalized_shape, weight, bias,
+                          self.eps, autocast_output=self.autocast_output)
 
     def extra_repr(self):
         text = super().extra_repr()
@@ -643,7 +650,13 @@ class RMSNorm(_RMSNormBase):
         self.autocast_output = bool(autocast_output)
 
     def forward(self, input):
-        return rms_norm(input, self.normalized_shape, self.weight, self.eps,
+        weight = self.weight
+        if (isinstance(input, torch.Tensor) and input.is_cuda and
+                not self.autocast_output and
+                _torch_is_cheaper(input, weight)):
+            return _torch_rms_norm(input, self.normalized_shape, weight,
+                                   self.eps)
+        return rms_norm(input, self.normalized_shape, weight, self.eps,
                         autocast_output=self.autocast_output)
 
     def extra_repr(self):
