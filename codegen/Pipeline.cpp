@@ -105,6 +105,13 @@ llvm::Expected<ParsedKernel> parseKernel(MLIRContext &context, StringRef text,
                                 << "' attribute";
     return diagnostics.takeError("no kernel function");
   }
+  if (isElementForm(first)) {
+    // Everything after the parser takes the tensor form.
+    PassManager pm(&context);
+    pm.nest<func::FuncOp>().addPass(createLiftElementFormPass());
+    if (failed(pm.run(*module)))
+      return diagnostics.takeError("failed to lift the element-form update");
+  }
   int64_t numOps = 0;
   first.walk([&](Operation *) { ++numOps; });
   if (numOps > kMaxKernelOps) {

@@ -62,10 +62,16 @@ static LogicalResult verifyArgType(func::FuncOp func, unsigned index,
   bool normRole = role == Role::input || role == Role::output;
   if (normRole ? isNormTensor(type) : isElementTensor(type))
     return success();
+  // An update's tensors may all be written as one element each (element
+  // form); verifyUpdate checks that they agree.
+  bool update = isUpdate(func);
+  if (!normRole && update && isa<FloatType>(type))
+    return success();
   return func.emitOpError()
          << "argument #" << index << " with role '" << stringifyRole(role)
-         << "' must be a " << (normRole ? "2-D" : "1-D")
-         << " tensor of floats, got " << type;
+         << "' must be a " << (normRole ? "2-D" : "1-D") << " tensor of floats"
+         << (!normRole && update ? ", or a float scalar in element form" : "")
+         << ", got " << type;
 }
 
 Operation *KFuseDialect::materializeConstant(OpBuilder &builder,
@@ -181,6 +187,7 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
 
   RankedTensorType shape;
   unsigned shapeArg = 0;
+  std::optional<unsigned> scalarArg;
   bool hasParam = false;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     std::optional<Role> role = getArgRole(func, i);
@@ -196,6 +203,11 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
     if (*role == Role::hyper)
       continue;
     hasParam |= *role == Role::param;
+    if (isa<FloatType>(func.getArgumentTypes()[i])) {
+      if (!scalarArg)
+        scalarArg = i;
+      continue;
+    }
     auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
     if (!shape) {
       shape = type;
@@ -207,6 +219,11 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
              << shape << "); every tensor of an update has one shape";
     }
   }
+  if (scalarArg && shape)
+    return func.emitOpError()
+           << "argument #" << *scalarArg << " is a scalar and argument #"
+           << shapeArg << " a tensor; an update's params, grads, states and "
+           << "models are all tensors, or all scalars (element form)";
   if (!hasParam)
     return func.emitOpError()
            << "an update needs at least one 'param' argument";

@@ -25,6 +25,24 @@ def KFuse_Dialect : Dialect {
     to compute casts (`kfuse.convert`), the in-place update of params and
     states (`kfuse.write`) and the fused region (`kfuse.fused`).
 
+    An update may also be written in element form: its `param`, `grad`,
+    `state` and `model` arguments are float scalars, one element of each
+    tensor, and hypers mix with them freely, with no broadcast. Every kfuse
+    tool lifts it onto tensors when it loads it (`kfuse-lift-element-form`);
+    the library's optimizers are written this way.
+
+    ```mlir
+    func.func @sgd_elements(%p: f32 {kfuse.role = #kfuse.role<param>},
+                            %g: f32 {kfuse.role = #kfuse.role<grad>},
+                            %lr: f32 {kfuse.role = #kfuse.role<hyper>})
+        attributes {kfuse.update} {
+      %d = arith.mulf %lr, %g : f32
+      %np = arith.subf %p, %d : f32
+      kfuse.write %np to %p : f32
+      return
+    }
+    ```
+
     A normalization is a `func.func` carrying `kfuse.norm`. Its tensors are
     2-D: `tensor<?x?xT>` holds one element per (row, column),
     `tensor<?x1xT>` one value per row (mean, rstd) and `tensor<1x?xT>` one

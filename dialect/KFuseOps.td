@@ -118,13 +118,15 @@ def KFuse_WriteOp : KFuse_Op<"write", [MemoryEffects<[MemWrite]>,
     read of an argument sees its value before the step: the writes take
     effect when the function returns.
     The value's element type must be the target's storage element type.
+    In an element-form update the value and the target are scalars: one
+    element of the tensor.
 
     ```mlir
     kfuse.write %new_p to %p : tensor<?xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[AnyFloat]>:$value,
-                       RankedTensorOf<[AnyFloat]>:$target);
+  let arguments = (ins AnyTypeOf<[AnyFloat, RankedTensorOf<[AnyFloat]>]>:$value,
+                       AnyTypeOf<[AnyFloat, RankedTensorOf<[AnyFloat]>]>:$target);
   let assemblyFormat = "$value `to` $target attr-dict `:` type($value)";
   let hasVerifier = 1;
 }

@@ -13,6 +13,18 @@ bool isUpdate(func::FuncOp func) {
   return func->hasAttr(KFuseDialect::kUpdateAttrName);
 }
 
+bool isElementForm(func::FuncOp func) {
+  if (!isUpdate(func))
+    return false;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    std::optional<Role> role = getArgRole(func, i);
+    if (role && *role != Role::hyper &&
+        isa<FloatType>(func.getArgumentTypes()[i]))
+      return true;
+  }
+  return false;
+}
+
 bool isNorm(func::FuncOp func) {
   return func->hasAttr(KFuseDialect::kNormAttrName);
 }

@@ -21,6 +21,12 @@ bool isUpdate(mlir::func::FuncOp func);
 /// Whether `func` is marked as a norm.
 bool isNorm(mlir::func::FuncOp func);
 
+/// Whether update `func` is written in element form: its param, grad, state
+/// and model arguments are float scalars, one element of each tensor, and its
+/// body is elementwise math on them (kfuse-lift-element-form makes it the
+/// tensor form).
+bool isElementForm(mlir::func::FuncOp func);
+
 /// The role of argument `index`, if it has one.
 std::optional<Role> getArgRole(mlir::func::FuncOp func, unsigned index);
 

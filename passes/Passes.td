@@ -5,6 +5,53 @@
 
 include "mlir/Pass/PassBase.td"
 
+def LiftElementFormPass : Pass<"kfuse-lift-element-form", "mlir::func::FuncOp"> {
+  let summary = "rewrite an element-form update on tensors";
+  let description = [{
+    An update may be written in element form: its `param`, `grad`, `state`
+    and `model` arguments are float scalars, one element of each tensor, and
+    its body is elementwise math on them and on the hypers, with no
+    `kfuse.broadcast`. This pass makes it the tensor form every other pass
+    and the code generator take. Those arguments become `tensor<?xT>`, and
+    every op that reads a per-element value yields a tensor. A hyper or
+    constant scalar that such an op reads is broadcast once, before its
+    first such use. Ops on hypers alone stay scalar math, computed once per
+    launch. Every kfuse source is lifted when it is loaded. The body may
+    hold only elementwise ops (MLIR's `Tensorizable`: arith, math) and
+    `kfuse.write`; anything else is an error at the op.
+
+    ```mlir
+    func.func @sgd(
+        %p: f32 {kfuse.role = #kfuse.role<param>},
+        %g: f32 {kfuse.role = #kfuse.role<grad>},
+        %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.default = 1.0e-3 : f32})
+        attributes {kfuse.update} {
+      %d = arith.mulf %lr, %g : f32
+      %p_new = arith.subf %p, %d : f32
+      kfuse.write %p_new to %p : f32
+      return
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @sgd(
+        %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+        %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>},
+        %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.default = 1.0e-3 : f32})
+        attributes {kfuse.update} {
+      %lr_v = kfuse.broadcast %lr like %p : f32, tensor<?xf32>
+      %d = arith.mulf %lr_v, %g : tensor<?xf32>
+      %p_new = arith.subf %p, %d : tensor<?xf32>
+      kfuse.write %p_new to %p : tensor<?xf32>
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::kfuse::KFuseDialect"];
+}
+
 def SpecializePass : Pass<"kfuse-specialize", "mlir::func::FuncOp"> {
   let summary = "bind storage dtypes per role and shape facts of an update";
   let description = [{

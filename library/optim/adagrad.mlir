@@ -4,9 +4,9 @@
 //   sum <- sum + g * g
 //   p   <- p - lr / (1 + (t - 1) * lr_decay) * g / (sqrt(sum) + eps)
 func.func @adagrad(
-    %param: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
-    %grad: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
-    %sum: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "sum"},
+    %param: f32 {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %grad: f32 {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+    %sum: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "sum"},
     %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr", kfuse.default = 1.0e-2 : f32},
     %lr_decay: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr_decay", kfuse.default = 0.0 : f32},
     %weight_decay: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "weight_decay", kfuse.default = 0.0 : f32},
@@ -19,21 +19,17 @@ func.func @adagrad(
   %decay_1 = arith.addf %one, %decay : f32
   %clr = arith.divf %lr, %decay_1 : f32
 
-  %wd_v = kfuse.broadcast %weight_decay like %param : f32, tensor<?xf32>
-  %clr_v = kfuse.broadcast %clr like %param : f32, tensor<?xf32>
-  %eps_v = kfuse.broadcast %eps like %param : f32, tensor<?xf32>
+  %p_wd = arith.mulf %param, %weight_decay : f32
+  %g = arith.addf %grad, %p_wd : f32
+  %g2 = arith.mulf %g, %g : f32
+  %sum_new = arith.addf %sum, %g2 : f32
+  %root = math.sqrt %sum_new : f32
+  %std = arith.addf %root, %eps : f32
+  %ratio = arith.divf %g, %std : f32
+  %delta = arith.mulf %clr, %ratio : f32
+  %p_new = arith.subf %param, %delta : f32
 
-  %p_wd = arith.mulf %param, %wd_v : tensor<?xf32>
-  %g = arith.addf %grad, %p_wd : tensor<?xf32>
-  %g2 = arith.mulf %g, %g : tensor<?xf32>
-  %sum_new = arith.addf %sum, %g2 : tensor<?xf32>
-  %root = math.sqrt %sum_new : tensor<?xf32>
-  %std = arith.addf %root, %eps_v : tensor<?xf32>
-  %ratio = arith.divf %g, %std : tensor<?xf32>
-  %delta = arith.mulf %clr_v, %ratio : tensor<?xf32>
-  %p_new = arith.subf %param, %delta : tensor<?xf32>
-
-  kfuse.write %p_new to %param : tensor<?xf32>
-  kfuse.write %sum_new to %sum : tensor<?xf32>
+  kfuse.write %p_new to %param : f32
+  kfuse.write %sum_new to %sum : f32
   return
 }

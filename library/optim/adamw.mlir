@@ -9,10 +9,10 @@
 // f32(1 - beta2) is off by 5e-11 of the decay; likewise lr * wd * p instead of
 // p * (1 - lr * wd), whose rounding would bias every step the same way.
 func.func @adamw(
-    %param: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
-    %grad: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
-    %exp_avg: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "exp_avg"},
-    %exp_avg_sq: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "exp_avg_sq"},
+    %param: f32 {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %grad: f32 {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+    %exp_avg: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "exp_avg"},
+    %exp_avg_sq: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "exp_avg_sq"},
     %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr", kfuse.default = 1.0e-3 : f32},
     %beta1: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "beta1", kfuse.default = 0.9 : f32},
     %beta2: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "beta2", kfuse.default = 0.999 : f32},
@@ -32,31 +32,24 @@ func.func @adamw(
   %one_minus_beta1 = arith.subf %one, %beta1 : f32
   %one_minus_beta2 = arith.subf %one, %beta2 : f32
 
-  %lr_wd_v = kfuse.broadcast %lr_wd like %param : f32, tensor<?xf32>
-  %one_minus_beta1_v = kfuse.broadcast %one_minus_beta1 like %param : f32, tensor<?xf32>
-  %one_minus_beta2_v = kfuse.broadcast %one_minus_beta2 like %param : f32, tensor<?xf32>
-  %bc2_sqrt_v = kfuse.broadcast %bias_correction2_sqrt like %param : f32, tensor<?xf32>
-  %eps_v = kfuse.broadcast %eps like %param : f32, tensor<?xf32>
-  %step_size_v = kfuse.broadcast %step_size like %param : f32, tensor<?xf32>
+  %p_wd = arith.mulf %lr_wd, %param : f32
+  %p_decayed = arith.subf %param, %p_wd : f32
+  %g_minus_m = arith.subf %grad, %exp_avg : f32
+  %m_delta = arith.mulf %one_minus_beta1, %g_minus_m : f32
+  %m = arith.addf %exp_avg, %m_delta : f32
+  %g_sq = arith.mulf %grad, %grad : f32
+  %g_sq_minus_v = arith.subf %g_sq, %exp_avg_sq : f32
+  %v_delta = arith.mulf %one_minus_beta2, %g_sq_minus_v : f32
+  %v = arith.addf %exp_avg_sq, %v_delta : f32
+  %v_sqrt = math.sqrt %v : f32
+  %v_hat_sqrt = arith.divf %v_sqrt, %bias_correction2_sqrt : f32
+  %denom = arith.addf %v_hat_sqrt, %eps : f32
+  %m_step = arith.mulf %step_size, %m : f32
+  %update = arith.divf %m_step, %denom : f32
+  %p_new = arith.subf %p_decayed, %update : f32
 
-  %p_wd = arith.mulf %lr_wd_v, %param : tensor<?xf32>
-  %p_decayed = arith.subf %param, %p_wd : tensor<?xf32>
-  %g_minus_m = arith.subf %grad, %exp_avg : tensor<?xf32>
-  %m_delta = arith.mulf %one_minus_beta1_v, %g_minus_m : tensor<?xf32>
-  %m = arith.addf %exp_avg, %m_delta : tensor<?xf32>
-  %g_sq = arith.mulf %grad, %grad : tensor<?xf32>
-  %g_sq_minus_v = arith.subf %g_sq, %exp_avg_sq : tensor<?xf32>
-  %v_delta = arith.mulf %one_minus_beta2_v, %g_sq_minus_v : tensor<?xf32>
-  %v = arith.addf %exp_avg_sq, %v_delta : tensor<?xf32>
-  %v_sqrt = math.sqrt %v : tensor<?xf32>
-  %v_hat_sqrt = arith.divf %v_sqrt, %bc2_sqrt_v : tensor<?xf32>
-  %denom = arith.addf %v_hat_sqrt, %eps_v : tensor<?xf32>
-  %m_step = arith.mulf %step_size_v, %m : tensor<?xf32>
-  %update = arith.divf %m_step, %denom : tensor<?xf32>
-  %p_new = arith.subf %p_decayed, %update : tensor<?xf32>
-
-  kfuse.write %p_new to %param : tensor<?xf32>
-  kfuse.write %m to %exp_avg : tensor<?xf32>
-  kfuse.write %v to %exp_avg_sq : tensor<?xf32>
+  kfuse.write %p_new to %param : f32
+  kfuse.write %m to %exp_avg : f32
+  kfuse.write %v to %exp_avg_sq : f32
   return
 }

@@ -9,11 +9,11 @@
 // sq - ga * ga cancels where the grads barely vary: its f32 rounding error
 // (torch's too) can reach 1e-5 of the update, hence check's tolerance there.
 func.func @rmsprop_centered_momentum(
-    %param: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
-    %grad: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
-    %square_avg: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "square_avg"},
-    %momentum_buffer: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "momentum_buffer"},
-    %grad_avg: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "grad_avg"},
+    %param: f32 {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %grad: f32 {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+    %square_avg: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "square_avg"},
+    %momentum_buffer: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "momentum_buffer"},
+    %grad_avg: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "grad_avg"},
     %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr", kfuse.default = 1.0e-2 : f32},
     %alpha: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "alpha", kfuse.default = 0.99 : f32},
     %eps: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "eps", kfuse.default = 1.0e-8 : f32},
@@ -23,36 +23,30 @@ func.func @rmsprop_centered_momentum(
     attributes {kfuse.update} {
   %one = arith.constant 1.0 : f32
   %one_minus_alpha = arith.subf %one, %alpha : f32
-  %wd_v = kfuse.broadcast %weight_decay like %param : f32, tensor<?xf32>
-  %alpha_v = kfuse.broadcast %alpha like %param : f32, tensor<?xf32>
-  %rest_v = kfuse.broadcast %one_minus_alpha like %param : f32, tensor<?xf32>
-  %eps_v = kfuse.broadcast %eps like %param : f32, tensor<?xf32>
-  %lr_v = kfuse.broadcast %lr like %param : f32, tensor<?xf32>
 
-  %p_wd = arith.mulf %param, %wd_v : tensor<?xf32>
-  %g = arith.addf %grad, %p_wd : tensor<?xf32>
-  %sq_old = arith.mulf %square_avg, %alpha_v : tensor<?xf32>
-  %g2 = arith.mulf %g, %g : tensor<?xf32>
-  %g2_new = arith.mulf %g2, %rest_v : tensor<?xf32>
-  %sq = arith.addf %sq_old, %g2_new : tensor<?xf32>
+  %p_wd = arith.mulf %param, %weight_decay : f32
+  %g = arith.addf %grad, %p_wd : f32
+  %sq_old = arith.mulf %square_avg, %alpha : f32
+  %g2 = arith.mulf %g, %g : f32
+  %g2_new = arith.mulf %g2, %one_minus_alpha : f32
+  %sq = arith.addf %sq_old, %g2_new : f32
   // grad_avg <- grad_avg + (1 - alpha) * (g - grad_avg) (torch's lerp)
-  %to_g = arith.subf %g, %grad_avg : tensor<?xf32>
-  %step_g = arith.mulf %to_g, %rest_v : tensor<?xf32>
-  %ga = arith.addf %grad_avg, %step_g : tensor<?xf32>
-  %ga2 = arith.mulf %ga, %ga : tensor<?xf32>
-  %var = arith.subf %sq, %ga2 : tensor<?xf32>
-  %root = math.sqrt %var : tensor<?xf32>
-  %avg = arith.addf %root, %eps_v : tensor<?xf32>
-  %ratio = arith.divf %g, %avg : tensor<?xf32>
-  %momentum_v = kfuse.broadcast %momentum like %param : f32, tensor<?xf32>
-  %buf_old = arith.mulf %momentum_buffer, %momentum_v : tensor<?xf32>
-  %buf = arith.addf %buf_old, %ratio : tensor<?xf32>
-  %delta = arith.mulf %lr_v, %buf : tensor<?xf32>
-  %p_new = arith.subf %param, %delta : tensor<?xf32>
+  %to_g = arith.subf %g, %grad_avg : f32
+  %step_g = arith.mulf %to_g, %one_minus_alpha : f32
+  %ga = arith.addf %grad_avg, %step_g : f32
+  %ga2 = arith.mulf %ga, %ga : f32
+  %var = arith.subf %sq, %ga2 : f32
+  %root = math.sqrt %var : f32
+  %avg = arith.addf %root, %eps : f32
+  %ratio = arith.divf %g, %avg : f32
+  %buf_old = arith.mulf %momentum_buffer, %momentum : f32
+  %buf = arith.addf %buf_old, %ratio : f32
+  %delta = arith.mulf %lr, %buf : f32
+  %p_new = arith.subf %param, %delta : f32
 
-  kfuse.write %p_new to %param : tensor<?xf32>
-  kfuse.write %sq to %square_avg : tensor<?xf32>
-  kfuse.write %buf to %momentum_buffer : tensor<?xf32>
-  kfuse.write %ga to %grad_avg : tensor<?xf32>
+  kfuse.write %p_new to %param : f32
+  kfuse.write %sq to %square_avg : f32
+  kfuse.write %buf to %momentum_buffer : f32
+  kfuse.write %ga to %grad_avg : f32
   return
 }

@@ -6,10 +6,10 @@
 //   buf <- momentum * buf + g / avg
 //   p   <- p - lr * buf
 func.func @rmsprop_momentum(
-    %param: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
-    %grad: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
-    %square_avg: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "square_avg"},
-    %momentum_buffer: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "momentum_buffer"},
+    %param: f32 {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %grad: f32 {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+    %square_avg: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "square_avg"},
+    %momentum_buffer: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "momentum_buffer"},
     %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr", kfuse.default = 1.0e-2 : f32},
     %alpha: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "alpha", kfuse.default = 0.99 : f32},
     %eps: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "eps", kfuse.default = 1.0e-8 : f32},
@@ -19,29 +19,23 @@ func.func @rmsprop_momentum(
     attributes {kfuse.update} {
   %one = arith.constant 1.0 : f32
   %one_minus_alpha = arith.subf %one, %alpha : f32
-  %wd_v = kfuse.broadcast %weight_decay like %param : f32, tensor<?xf32>
-  %alpha_v = kfuse.broadcast %alpha like %param : f32, tensor<?xf32>
-  %rest_v = kfuse.broadcast %one_minus_alpha like %param : f32, tensor<?xf32>
-  %eps_v = kfuse.broadcast %eps like %param : f32, tensor<?xf32>
-  %lr_v = kfuse.broadcast %lr like %param : f32, tensor<?xf32>
 
-  %p_wd = arith.mulf %param, %wd_v : tensor<?xf32>
-  %g = arith.addf %grad, %p_wd : tensor<?xf32>
-  %sq_old = arith.mulf %square_avg, %alpha_v : tensor<?xf32>
-  %g2 = arith.mulf %g, %g : tensor<?xf32>
-  %g2_new = arith.mulf %g2, %rest_v : tensor<?xf32>
-  %sq = arith.addf %sq_old, %g2_new : tensor<?xf32>
-  %root = math.sqrt %sq : tensor<?xf32>
-  %avg = arith.addf %root, %eps_v : tensor<?xf32>
-  %ratio = arith.divf %g, %avg : tensor<?xf32>
-  %momentum_v = kfuse.broadcast %momentum like %param : f32, tensor<?xf32>
-  %buf_old = arith.mulf %momentum_buffer, %momentum_v : tensor<?xf32>
-  %buf = arith.addf %buf_old, %ratio : tensor<?xf32>
-  %delta = arith.mulf %lr_v, %buf : tensor<?xf32>
-  %p_new = arith.subf %param, %delta : tensor<?xf32>
+  %p_wd = arith.mulf %param, %weight_decay : f32
+  %g = arith.addf %grad, %p_wd : f32
+  %sq_old = arith.mulf %square_avg, %alpha : f32
+  %g2 = arith.mulf %g, %g : f32
+  %g2_new = arith.mulf %g2, %one_minus_alpha : f32
+  %sq = arith.addf %sq_old, %g2_new : f32
+  %root = math.sqrt %sq : f32
+  %avg = arith.addf %root, %eps : f32
+  %ratio = arith.divf %g, %avg : f32
+  %buf_old = arith.mulf %momentum_buffer, %momentum : f32
+  %buf = arith.addf %buf_old, %ratio : f32
+  %delta = arith.mulf %lr, %buf : f32
+  %p_new = arith.subf %param, %delta : f32
 
-  kfuse.write %p_new to %param : tensor<?xf32>
-  kfuse.write %sq to %square_avg : tensor<?xf32>
-  kfuse.write %buf to %momentum_buffer : tensor<?xf32>
+  kfuse.write %p_new to %param : f32
+  kfuse.write %sq to %square_avg : f32
+  kfuse.write %buf to %momentum_buffer : f32
   return
 }

@@ -426,14 +426,15 @@ func.func @reduce_kind(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
 // type before they read its shape: MLIR verifies kfuse.update and kfuse.norm
 // before the argument attributes.
 
-// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, got 'f32'}}
-func.func @update_scalar_params(%a: f32 {kfuse.role = #kfuse.role<param>}, %b: f32 {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+// expected-error @+1 {{argument #1 is a scalar and argument #0 a tensor; an update's params, grads, states and models are all tensors, or all scalars (element form)}}
+func.func @update_mixed_forms(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %g: f32 {kfuse.role = #kfuse.role<grad>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument #1 with role 'grad' must be a 1-D tensor of floats, got 'i32'}}
+// expected-error @+1 {{argument #1 with role 'grad' must be a 1-D tensor of floats, or a float scalar in element form, got 'i32'}}
 func.func @update_integer_grad(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %g: i32 {kfuse.role = #kfuse.role<grad>}) attributes {kfuse.update} {
   kfuse.write %p to %p : tensor<?xf32>
   return
@@ -441,14 +442,14 @@ func.func @update_integer_grad(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param
 
 // -----
 
-// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, got 'index'}}
+// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, or a float scalar in element form, got 'index'}}
 func.func @update_index_param(%p: index {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument #0 with role 'state' must be a 1-D tensor of floats, got 'none'}}
+// expected-error @+1 {{argument #0 with role 'state' must be a 1-D tensor of floats, or a float scalar in element form, got 'none'}}
 func.func @update_none_state(%s: none {kfuse.role = #kfuse.role<state>}, %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
   kfuse.write %p to %p : tensor<?xf32>
   return
@@ -456,14 +457,14 @@ func.func @update_none_state(%s: none {kfuse.role = #kfuse.role<state>}, %p: ten
 
 // -----
 
-// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, got 'complex<f32>'}}
+// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, or a float scalar in element form, got 'complex<f32>'}}
 func.func @update_complex_param(%p: complex<f32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument #1 with role 'state' must be a 1-D tensor of floats, got 'tensor<*xf32>'}}
+// expected-error @+1 {{argument #1 with role 'state' must be a 1-D tensor of floats, or a float scalar in element form, got 'tensor<*xf32>'}}
 func.func @update_unranked_state(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %s: tensor<*xf32> {kfuse.role = #kfuse.role<state>}) attributes {kfuse.update} {
   kfuse.write %p to %p : tensor<?xf32>
   return
