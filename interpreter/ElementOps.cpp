@@ -372,4 +372,43 @@ bool isNearDecision(const ElementOp &op, ArrayRef<double> x,
   }
 }
 
+void FusedProgram::run(MutableArrayRef<double> slots,
+                       SmallVectorImpl<double> &scratch) const {
+  for (const FusedInstruction &instruction : instructions) {
+    scratch.clear();
+    for (unsigned operand : instruction.operands)
+      scratch.push_back(slots[operand]);
+    slots[instruction.result] = evaluateElement(instruction.op, scratch);
+  }
+}
+
+FailureOr<FusedProgram>
+compileFusedBody(FusedOp op,
+                 function_ref<FailureOr<ElementOp>(Operation *)> compileOp) {
+  Block &body = op.getBody().front();
+  FusedProgram program;
+  DenseMap<Value, unsigned> slots;
+  for (BlockArgument arg : body.getArguments())
+    slots[arg] = arg.getArgNumber();
+  program.numSlots = body.getNumArguments();
+  for (Operation &bodyOp : body.without_terminator()) {
+    FailureOr<ElementOp> element = compileOp(&bodyOp);
+    if (failed(element))
+      return failure();
+    FusedInstruction instruction{*element, {}, program.numSlots++};
+    for (Value operand : bodyOp.getOperands()) {
+      auto it = slots.find(operand);
+      if (it == slots.end())
+        return bodyOp.emitOpError()
+               << "reads a value not defined in its kfuse.fused body";
+      instruction.operands.push_back(it->second);
+    }
+    slots[bodyOp.getResult(0)] = instruction.result;
+    program.instructions.push_back(std::move(instruction));
+  }
+  for (Value value : op.getYield().getValues())
+    program.yielded.push_back(slots.lookup(value));
+  return program;
+}
+
 } // namespace kfuse

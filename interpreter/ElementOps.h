@@ -12,6 +12,10 @@
 #include "interpreter/Interpreter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <vector>
 
 namespace kfuse {
 
@@ -98,6 +102,36 @@ bool preservesExactness(const ElementOp &op);
 /// the rounding of its operands could tip the outcome.
 bool isNearDecision(const ElementOp &op, llvm::ArrayRef<double> operands,
                     llvm::ArrayRef<double> scales, double slack);
+
+/// One body op of a kfuse.fused region, compiled: the slots it reads and the
+/// slot it writes.
+struct FusedInstruction {
+  ElementOp op;
+  llvm::SmallVector<unsigned, 3> operands;
+  unsigned result;
+};
+
+/// A kfuse.fused body as a program over value slots: slots 0..n-1 hold the
+/// body's n arguments, then one slot per body op result.
+struct FusedProgram {
+  std::vector<FusedInstruction> instructions;
+  /// The slots the body yields, in order.
+  llvm::SmallVector<unsigned> yielded;
+  unsigned numSlots = 0;
+
+  /// Runs the body on one element: `slots` (numSlots long) holds the
+  /// arguments' values and receives every result. `scratch` is reused.
+  void run(llvm::MutableArrayRef<double> slots,
+           llvm::SmallVectorImpl<double> &scratch) const;
+};
+
+/// The program of `op`'s body, each op compiled by `compileOp` (which
+/// reports its own errors); fails on a body op reading a value from outside
+/// the region.
+mlir::FailureOr<FusedProgram> compileFusedBody(
+    FusedOp op,
+    llvm::function_ref<mlir::FailureOr<ElementOp>(mlir::Operation *)>
+        compileOp);
 
 } // namespace kfuse
 

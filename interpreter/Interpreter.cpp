@@ -63,12 +63,6 @@ struct RuntimeValue {
 };
 
 /// One op of a compiled kfuse.fused body, reading and writing slots.
-struct FusedInstruction {
-  ElementOp op;
-  SmallVector<unsigned, 3> operands;
-  unsigned result;
-};
-
 class UpdateInterpreter {
 public:
   UpdateInterpreter(func::FuncOp update, Precision precision,
@@ -282,32 +276,15 @@ LogicalResult UpdateInterpreter::executeBroadcast(BroadcastOp op) {
 }
 
 LogicalResult UpdateInterpreter::executeFused(FusedOp op) {
-  // Compile the body: slots 0..inputs-1 are the body arguments, then one
-  // slot per body op result.
-  Block &body = op.getBody().front();
-  DenseMap<Value, unsigned> slots;
-  for (BlockArgument arg : body.getArguments())
-    slots[arg] = arg.getArgNumber();
-  unsigned numSlots = body.getNumArguments();
-  std::vector<FusedInstruction> program;
-  for (Operation &bodyOp : body.without_terminator()) {
-    FailureOr<ElementOp> element = compileElementOp(&bodyOp, precision);
-    if (failed(element))
-      return failure();
-    FusedInstruction instruction{*element, {}, numSlots++};
-    for (Value operand : bodyOp.getOperands()) {
-      auto it = slots.find(operand);
-      if (it == slots.end())
-        return bodyOp.emitOpError()
-               << "reads a value not defined in its kfuse.fused body";
-      instruction.operands.push_back(it->second);
-    }
-    slots[bodyOp.getResult(0)] = instruction.result;
-    program.push_back(std::move(instruction));
-  }
-  SmallVector<unsigned> yielded;
-  for (Value value : op.getYield().getValues())
-    yielded.push_back(slots.lookup(value));
+  FailureOr<FusedProgram> compiled =
+      compileFusedBody(op, [&](Operation *bodyOp) {
+        return compileElementOp(bodyOp, precision);
+      });
+  if (failed(compiled))
+    return failure();
+  const std::vector<FusedInstruction> &program = compiled->instructions;
+  const SmallVector<unsigned> &yielded = compiled->yielded;
+  unsigned numSlots = compiled->numSlots;
 
   SmallVector<const RuntimeValue *> inputs;
   for (Value input : op.getInputs()) {
@@ -346,13 +323,7 @@ LogicalResult UpdateInterpreter::executeFused(FusedOp op) {
   auto evaluateBody = [&](size_t i) {
     for (auto [index, input] : llvm::enumerate(inputs))
       slotValues[index] = input->at(i);
-    for (const FusedInstruction &instruction : program) {
-      arguments.clear();
-      for (unsigned operand : instruction.operands)
-        arguments.push_back(slotValues[operand]);
-      slotValues[instruction.result] =
-          evaluateElement(instruction.op, arguments);
-    }
+    compiled->run(slotValues, arguments);
   };
   bool tracked = decisionSlack > 0;
   // A decision's slack is relative to its operands' magnitudes over all

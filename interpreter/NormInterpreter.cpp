@@ -56,12 +56,6 @@ private:
 };
 
 /// One op of a compiled kfuse.fused body, reading and writing slots.
-struct FusedInstruction {
-  ElementOp op;
-  SmallVector<unsigned, 3> operands;
-  unsigned result;
-};
-
 class NormInterpreter {
 public:
   NormInterpreter(func::FuncOp norm, int64_t rows, NormMode mode)
@@ -478,31 +472,10 @@ LogicalResult NormInterpreter::executeDimSize(DimSizeOp op) {
 }
 
 LogicalResult NormInterpreter::executeFused(FusedOp op) {
-  // Slots 0..inputs-1 are the body arguments, then one per body op result.
-  Block &body = op.getBody().front();
-  DenseMap<Value, unsigned> slots;
-  for (BlockArgument arg : body.getArguments())
-    slots[arg] = arg.getArgNumber();
-  unsigned numSlots = body.getNumArguments();
-  std::vector<FusedInstruction> program;
-  for (Operation &bodyOp : body.without_terminator()) {
-    FailureOr<ElementOp> element = compile(&bodyOp);
-    if (failed(element))
-      return failure();
-    FusedInstruction instruction{*element, {}, numSlots++};
-    for (Value operand : bodyOp.getOperands()) {
-      auto it = slots.find(operand);
-      if (it == slots.end())
-        return bodyOp.emitOpError()
-               << "reads a value not defined in its kfuse.fused body";
-      instruction.operands.push_back(it->second);
-    }
-    slots[bodyOp.getResult(0)] = instruction.result;
-    program.push_back(std::move(instruction));
-  }
-  SmallVector<unsigned> yielded;
-  for (Value value : op.getYield().getValues())
-    yielded.push_back(slots.lookup(value));
+  FailureOr<FusedProgram> program =
+      compileFusedBody(op, [&](Operation *bodyOp) { return compile(bodyOp); });
+  if (failed(program))
+    return failure();
 
   SmallVector<const NormValue *> inputs;
   for (Value input : op.getInputs()) {
@@ -538,19 +511,13 @@ LogicalResult NormInterpreter::executeFused(FusedOp op) {
     result.extents = *extents;
     result.elements.resize(size);
   }
-  std::vector<double> slotValues(numSlots);
+  std::vector<double> slotValues(program->numSlots);
   SmallVector<double, 3> arguments;
   for (size_t i = 0; i < size; ++i) {
     for (auto [index, input] : llvm::enumerate(inputs))
       slotValues[index] = input->at(i);
-    for (const FusedInstruction &instruction : program) {
-      arguments.clear();
-      for (unsigned operand : instruction.operands)
-        arguments.push_back(slotValues[operand]);
-      slotValues[instruction.result] =
-          evaluateElement(instruction.op, arguments);
-    }
-    for (auto [index, slot] : llvm::enumerate(yielded))
+    program->run(slotValues, arguments);
+    for (auto [index, slot] : llvm::enumerate(program->yielded))
       results[index].elements[i] = slotValues[slot];
   }
   for (auto [result, value] : llvm::zip(op.getResults(), results))
