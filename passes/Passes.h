@@ -18,6 +18,14 @@ namespace kfuse {
 /// long forms), or null if unknown: the specialization passes' dtype options.
 mlir::Type parseStorageType(mlir::MLIRContext *context, llvm::StringRef name);
 
+/// Gives tensor argument `arg` the type `storageType` while the body keeps
+/// computing in `computeType` (the same shape): reads, if any, go through one
+/// kfuse.convert to the compute type at `builder`'s point, and every
+/// kfuse.write of `arg` gets a convert back. Returns the converts made.
+unsigned bindStorageType(mlir::OpBuilder &builder, mlir::BlockArgument arg,
+                         mlir::RankedTensorType computeType,
+                         mlir::RankedTensorType storageType);
+
 } // namespace kfuse
 
 #endif // KFUSE_PASSES_PASSES_H

@@ -22,6 +22,37 @@ namespace kfuse {
 using namespace mlir;
 using namespace kfuse;
 
+unsigned kfuse::bindStorageType(OpBuilder &builder, BlockArgument arg,
+                                RankedTensorType computeType,
+                                RankedTensorType storageType) {
+  arg.setType(storageType);
+  if (storageType.getElementType() == computeType.getElementType())
+    return 0;
+  unsigned converts = 0;
+  auto isRead = [](OpOperand &use) {
+    auto write = dyn_cast<WriteOp>(use.getOwner());
+    return !write || use.getOperandNumber() != 1;
+  };
+  if (llvm::any_of(arg.getUses(), isRead)) {
+    auto toCompute = ConvertOp::create(builder, arg.getLoc(), computeType, arg);
+    ++converts;
+    arg.replaceUsesWithIf(toCompute.getResult(), [&](OpOperand &use) {
+      return use.getOwner() != toCompute && isRead(use);
+    });
+  }
+  for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+    auto write = dyn_cast<WriteOp>(user);
+    if (!write || write.getTarget() != arg)
+      continue;
+    OpBuilder writeBuilder(write);
+    auto toStorage = ConvertOp::create(writeBuilder, write.getLoc(),
+                                       storageType, write.getValue());
+    ++converts;
+    write.getValueMutable().assign(toStorage);
+  }
+  return converts;
+}
+
 Type kfuse::parseStorageType(MLIRContext *context, StringRef name) {
   std::optional<DType> dtype = parseDType(name.str());
   if (!dtype)
@@ -119,35 +150,9 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
       unsigned size = storage.getIntOrFloatBitWidth() / 8;
       minSize = std::min(minSize, size);
       maxSize = std::max(maxSize, size);
-      auto storageType = RankedTensorType::get(shape, storage);
-      Type computeType = type.getElementType();
-      arg.setType(storageType);
-      if (storage == computeType)
-        continue;
-      // Reads go through a convert to the compute type (model copies are
-      // never read); writes get one back.
-      if (*role != Role::model) {
-        auto toCompute =
-            ConvertOp::create(builder, arg.getLoc(),
-                              RankedTensorType::get(shape, computeType), arg);
-        ++numConverts;
-        arg.replaceUsesWithIf(toCompute.getResult(), [&](OpOperand &use) {
-          if (use.getOwner() == toCompute)
-            return false;
-          auto write = dyn_cast<WriteOp>(use.getOwner());
-          return !write || use.getOperandNumber() != 1;
-        });
-      }
-      for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
-        auto write = dyn_cast<WriteOp>(user);
-        if (!write || write.getTarget() != arg)
-          continue;
-        OpBuilder writeBuilder(write);
-        auto toStorage = ConvertOp::create(writeBuilder, write.getLoc(),
-                                           storageType, write.getValue());
-        ++numConverts;
-        write.getValueMutable().assign(toStorage);
-      }
+      numConverts += bindStorageType(
+          builder, arg, RankedTensorType::get(shape, type.getElementType()),
+          RankedTensorType::get(shape, storage));
     }
     // A known element count makes every tensor in the body static.
     if (numel >= 0)

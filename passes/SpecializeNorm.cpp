@@ -118,36 +118,8 @@ struct SpecializeNormPass
         maxFullSize =
             std::max(maxFullSize, storage.getIntOrFloatBitWidth() / 8);
       auto computeType = cast<RankedTensorType>(bindCols(type, boundCols));
-      auto storageType = computeType.clone(storage);
-      arg.setType(storageType);
-      if (storage == computeType.getElementType())
-        continue;
-      // Reads go through a convert to the compute type; writes get one back.
-      bool isRead = llvm::any_of(arg.getUses(), [](OpOperand &use) {
-        auto write = dyn_cast<WriteOp>(use.getOwner());
-        return !write || use.getOperandNumber() != 1;
-      });
-      if (isRead) {
-        auto toCompute =
-            ConvertOp::create(builder, arg.getLoc(), computeType, arg);
-        ++numConverts;
-        arg.replaceUsesWithIf(toCompute.getResult(), [&](OpOperand &use) {
-          if (use.getOwner() == toCompute)
-            return false;
-          auto write = dyn_cast<WriteOp>(use.getOwner());
-          return !write || use.getOperandNumber() != 1;
-        });
-      }
-      for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
-        auto write = dyn_cast<WriteOp>(user);
-        if (!write || write.getTarget() != arg)
-          continue;
-        OpBuilder writeBuilder(write);
-        auto toStorage = ConvertOp::create(writeBuilder, write.getLoc(),
-                                           storageType, write.getValue());
-        ++numConverts;
-        write.getValueMutable().assign(toStorage);
-      }
+      numConverts += bindStorageType(builder, arg, computeType,
+                                     computeType.clone(storage));
     }
     // Every value of the body takes the static row length.
     func.walk([&](Operation *op) {
