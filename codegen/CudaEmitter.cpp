@@ -370,6 +370,11 @@ LogicalResult UpdateEmitter::collectOps() {
     if (auto constant = dyn_cast<arith::ConstantOp>(op);
         constant && getCudaScalarType(constant.getType()))
       continue;
+    if (isa<ReduceOp>(op))
+      return op.emitOpError()
+             << "reduces a whole tensor, which the update schedules do not "
+                "generate code for yet (kfuse check evaluates it; kernels "
+                "with reductions are norms only, for now)";
     return op.emitOpError()
            << "outside kfuse.fused cannot be emitted as CUDA; only "
            << "kfuse.fused, kfuse.write and scalar constants may remain at "

@@ -231,7 +231,7 @@ LogicalResult NormAnalyzer::classify(Operation *op) {
     if (input != ValueKind::full)
       return op->emitOpError() << "reduces a " << kindName(input)
                                << " value; only per-element values are reduced";
-    if (!reduce.getInput().getType().getElementType().isF32())
+    if (!getElementTypeOrSelf(reduce.getInput().getType()).isF32())
       return op->emitOpError() << "reduces " << reduce.getInput().getType()
                                << "; generated code reduces f32 only";
     if (reduce.getDim() == 1) {

@@ -56,8 +56,32 @@ LogicalResult BroadcastOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ReduceOp::verify() {
-  auto input = cast<RankedTensorType>(getInput().getType());
-  auto result = cast<RankedTensorType>(getResult().getType());
+  auto func = (*this)->getParentOfType<func::FuncOp>();
+  bool inUpdate = func && isUpdate(func);
+  Type inputType = getInput().getType(), resultType = getResult().getType();
+  auto input = dyn_cast<RankedTensorType>(inputType);
+  if (!input || input.getRank() == 1) {
+    // A whole tensor, or in element form the element's tensor, to a scalar.
+    if (!inUpdate)
+      return emitOpError() << "reduces a " << inputType
+                           << " to a scalar, which only an update does";
+    if (!input && !isElementForm(func))
+      return emitOpError() << "reduces a scalar outside an element-form "
+                              "update";
+    if (getDim() != 0)
+      return emitOpError() << "dim must be 0 for a 1-D tensor or an "
+                              "element, got "
+                           << getDim();
+    Type element = getElementTypeOrSelf(inputType);
+    if (resultType != element)
+      return emitOpError() << "result type " << resultType
+                           << " must be the input's element type " << element;
+    return success();
+  }
+  auto result = dyn_cast<RankedTensorType>(resultType);
+  if (!result)
+    return emitOpError() << "result type " << resultType
+                         << " must be a tensor for a " << inputType << " input";
   if (input.getRank() != 2)
     return emitOpError() << "input must be a 2-D tensor, got rank "
                          << input.getRank();

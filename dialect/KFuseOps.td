@@ -39,8 +39,8 @@ def KFuse_BroadcastOp : KFuse_Op<"broadcast", [Pure, InferTypeOpAdaptor]> {
 }
 
 def KFuse_ReduceOp : KFuse_Op<"reduce", [Pure]> {
-  let summary = "sum, maximum or variance over the rows or the columns of a "
-                "tensor";
+  let summary = "sum, maximum or variance over the rows, the columns or the "
+                "whole of a tensor";
   let description = [{
     Combines the elements of a 2-D tensor along dimension `dim`, keeping
     that dimension with extent 1: `dim 1` reduces each row to one value
@@ -60,11 +60,23 @@ def KFuse_ReduceOp : KFuse_Op<"reduce", [Pure]> {
     %row_var = kfuse.reduce <variance> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
     %col_sum = kfuse.reduce <sum> %dy dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
     ```
+
+    In an update, a 1-D tensor reduces over dimension 0 to a float scalar:
+    one value per tensor (per tensor of a multi-tensor list), uniform over
+    its elements, such as LAMB's norms of the param and of the update
+    direction. In an element-form update the input is the element, and the
+    result is the reduction over its tensor. The interpreter and `kfuse
+    check` evaluate these; the update schedules do not generate code for
+    them yet, and compiling one fails at the op.
+
+    ```mlir
+    %norm_sq = kfuse.reduce <sum> %p_sq dim 0 : tensor<?xf32> -> f32
+    ```
   }];
   let arguments = (ins KFuse_ReduceKindAttr:$kind,
-                       RankedTensorOf<[AnyFloat]>:$input,
+                       KFuse_FloatScalarOrTensor:$input,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
-  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let results = (outs KFuse_FloatScalarOrTensor:$result);
   let assemblyFormat = [{
     $kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)
   }];

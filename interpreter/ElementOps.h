@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cmath>
 #include <vector>
 
 namespace kfuse {
@@ -102,6 +103,27 @@ bool preservesExactness(const ElementOp &op);
 /// the rounding of its operands could tip the outcome.
 bool isNearDecision(const ElementOp &op, llvm::ArrayRef<double> operands,
                     llvm::ArrayRef<double> scales, double slack);
+
+/// Neumaier's compensated sum: sums exact to a few ulps of double whatever
+/// the order and the cancellation (the interpreters' reductions).
+class CompensatedSum {
+public:
+  void add(double value) {
+    double next = sum + value;
+    if (std::fabs(sum) >= std::fabs(value))
+      compensation += (sum - next) + value;
+    else
+      compensation += (value - next) + sum;
+    sum = next;
+  }
+  /// Infinities and NaNs make the compensation NaN; the plain sum is then
+  /// the IEEE answer.
+  double get() const { return std::isfinite(sum) ? sum + compensation : sum; }
+
+private:
+  double sum = 0.0;
+  double compensation = 0.0;
+};
 
 /// One body op of a kfuse.fused region, compiled: the slots it reads and the
 /// slot it writes.

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -77,6 +78,7 @@ private:
   LogicalResult executeElementwise(Operation *op);
   LogicalResult executeBroadcast(BroadcastOp op);
   LogicalResult executeFused(FusedOp op);
+  LogicalResult executeReduce(ReduceOp op);
   LogicalResult executeWrite(WriteOp op);
 
   /// The element count of a tensor of `type` produced by `op`.
@@ -389,6 +391,54 @@ LogicalResult UpdateInterpreter::executeFused(FusedOp op) {
   return success();
 }
 
+LogicalResult UpdateInterpreter::executeReduce(ReduceOp op) {
+  FailureOr<const RuntimeValue *> input = lookup(op.getInput(), op);
+  if (failed(input))
+    return failure();
+  if (!(*input)->isTensor || isa<ShapedType>(op.getType()))
+    return op.emitOpError() << "reduces to a tensor; an update reduces a "
+                               "whole tensor to a scalar";
+  FailureOr<ElementKind> kind =
+      getElementKind(op.getType(), op.getLoc(), "result");
+  if (failed(kind))
+    return failure();
+  const std::vector<double> &elements = (*input)->elements;
+  double value = 0.0;
+  switch (op.getKind()) {
+  case ReduceKind::sum: {
+    CompensatedSum sum;
+    for (double element : elements)
+      sum.add(element);
+    value = sum.get();
+    break;
+  }
+  case ReduceKind::max:
+    value = -std::numeric_limits<double>::infinity();
+    for (double element : elements)
+      value = std::isnan(element) || std::isnan(value)
+                  ? std::numeric_limits<double>::quiet_NaN()
+                  : std::max(value, element);
+    break;
+  case ReduceKind::variance: {
+    CompensatedSum sum, squares;
+    for (double element : elements)
+      sum.add(element);
+    double mean = elements.empty() ? 0.0 : sum.get() / double(elements.size());
+    for (double element : elements)
+      squares.add((element - mean) * (element - mean));
+    value = elements.empty() ? 0.0 : squares.get() / double(elements.size());
+    break;
+  }
+  }
+  // The correctly rounded result: what a GPU's reduction approaches, in
+  // whatever order it adds.
+  RuntimeValue result;
+  result.scalar =
+      precision == Precision::F32 ? roundToKind(value, *kind) : value;
+  env[op.getResult()] = std::move(result);
+  return success();
+}
+
 LogicalResult UpdateInterpreter::executeWrite(WriteOp op) {
   auto target = dyn_cast<BlockArgument>(op.getTarget());
   if (!target || target.getOwner() != &update.getBody().front())
@@ -415,6 +465,8 @@ LogicalResult UpdateInterpreter::execute(Operation *op) {
     return executeFused(fused);
   if (auto write = dyn_cast<WriteOp>(op))
     return executeWrite(write);
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    return executeReduce(reduce);
   if (op->getNumRegions() != 0)
     return op->emitOpError() << "has regions; the interpreter runs only "
                                 "kfuse.fused regions";

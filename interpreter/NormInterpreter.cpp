@@ -34,27 +34,6 @@ struct NormValue {
   double at(size_t index) const { return isTensor ? elements[index] : scalar; }
 };
 
-/// Neumaier's compensated sum: the Exact mode's sums are exact to a few
-/// ulps of double whatever the order and the cancellation.
-class CompensatedSum {
-public:
-  void add(double value) {
-    double next = sum + value;
-    if (std::fabs(sum) >= std::fabs(value))
-      compensation += (sum - next) + value;
-    else
-      compensation += (value - next) + sum;
-    sum = next;
-  }
-  /// Infinities and NaNs make the compensation NaN; the plain sum is then
-  /// the IEEE answer.
-  double get() const { return std::isfinite(sum) ? sum + compensation : sum; }
-
-private:
-  double sum = 0.0;
-  double compensation = 0.0;
-};
-
 /// One op of a compiled kfuse.fused body, reading and writing slots.
 class NormInterpreter {
 public:

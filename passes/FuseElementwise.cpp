@@ -3,8 +3,9 @@
 // Every tensor of an update has one shape, so any set of its elementwise
 // operations can share a loop. Groups are runs of consecutive operations in
 // program order, which is a topological order: a group depends only on
-// earlier groups, and with no size cap the whole update is one region
-// (producer-consumer and sibling fusion at once).
+// earlier groups, and with no size cap and no reduction the whole update is
+// one region (producer-consumer and sibling fusion at once). A reduction
+// over a whole tensor ends a group: it needs all of its input first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,7 +88,9 @@ Value RegionBuilder::cloneScalar(Value value) {
   if (Value mapped = mapping.lookupOrNull(value))
     return mapped;
   Operation *def = value.getDefiningOp();
-  if (!def) // a hyperparameter
+  // A hyperparameter, or a scalar computed from tensors (a reduction over
+  // a whole tensor): the region reads it as an input.
+  if (!def || llvm::any_of(def->getOperandTypes(), llvm::IsaPred<ShapedType>))
     return addInput(value, value.getType());
   for (Value operand : def->getOperands())
     cloneScalar(operand);
@@ -179,8 +182,13 @@ struct FuseElementwisePass
 
     SmallVector<SmallVector<Operation *>> groups(1);
     for (Operation &op : func.getBody().front()) {
-      if (!isFusable(&op))
+      if (!isFusable(&op)) {
+        // A reduction reads a whole tensor that the ops before it compute:
+        // they form a region of their own, which runs first.
+        if (isa<ReduceOp>(op) && !groups.back().empty())
+          groups.emplace_back();
         continue;
+      }
       if (maxGroupSize != 0 && groups.back().size() >= maxGroupSize)
         groups.emplace_back();
       groups.back().push_back(&op);

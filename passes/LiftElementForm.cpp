@@ -5,6 +5,8 @@
 // broadcast first. The lift walks the body once, in order: a value varies
 // per element when it is a tensor argument or an op reads one, and an op
 // that reads one gets tensor results and broadcasts of its scalar operands.
+// A kfuse.reduce reads its operand as a tensor (broadcast if it does not
+// vary) and yields one scalar for the tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,11 +56,14 @@ static LogicalResult liftElementForm(func::FuncOp func) {
 
   llvm::DenseMap<Value, Value> broadcasts;
   for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
-    if (llvm::none_of(op.getOperands(),
-                      [&](Value value) { return varying.contains(value); }))
+    // A write yields nothing, and a reduction over the element's tensor one
+    // scalar for the whole tensor: neither result varies.
+    bool uniformResult = isa<WriteOp, ReduceOp>(op);
+    if (!isa<ReduceOp>(op) && llvm::none_of(op.getOperands(), [&](Value value) {
+          return varying.contains(value);
+        }))
       continue; // math on hypers and constants: once per launch
-    bool write = isa<WriteOp>(op);
-    if (!write &&
+    if (!uniformResult &&
         (!op.hasTrait<OpTrait::Tensorizable>() || op.getNumRegions() != 0))
       return op.emitOpError()
              << "in an element-form update: its body takes elementwise ops "
@@ -81,6 +86,8 @@ static LogicalResult liftElementForm(func::FuncOp func) {
       }
       operand.set(broadcast);
     }
+    if (uniformResult)
+      continue;
     for (OpResult result : op.getResults()) {
       if (!result.getType().isIntOrFloat())
         return op.emitOpError() << "yields a " << result.getType()

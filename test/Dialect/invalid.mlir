@@ -276,10 +276,37 @@ func.func @read_model(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
 
 // -----
 
+// An update reduces a 1-D tensor to a scalar, not to a tensor.
 func.func @reduce_rank(%x: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
-  // expected-error @+1 {{'kfuse.reduce' op input must be a 2-D tensor, got rank 1}}
+  // expected-error @+1 {{'kfuse.reduce' op result type 'tensor<1xf32>' must be the input's element type 'f32'}}
   %s = kfuse.reduce <sum> %x dim 0 : tensor<?xf32> -> tensor<1xf32>
   kfuse.write %x to %x : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_tensor_dim(%x: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  // expected-error @+1 {{'kfuse.reduce' op dim must be 0 for a 1-D tensor or an element, got 1}}
+  %s = kfuse.reduce <sum> %x dim 1 : tensor<?xf32> -> f32
+  kfuse.write %x to %x : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scalar_in_tensor_form(%x: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %lr: f32 {kfuse.role = #kfuse.role<hyper>}) attributes {kfuse.update} {
+  // expected-error @+1 {{'kfuse.reduce' op reduces a scalar outside an element-form update}}
+  %s = kfuse.reduce <sum> %lr dim 0 : f32 -> f32
+  kfuse.write %x to %x : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_to_scalar_outside_update(%v: tensor<?xf32>) {
+  // expected-error @+1 {{'kfuse.reduce' op reduces a 'tensor<?xf32>' to a scalar, which only an update does}}
+  %s = kfuse.reduce <max> %v dim 0 : tensor<?xf32> -> f32
   return
 }
 

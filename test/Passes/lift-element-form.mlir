@@ -82,3 +82,22 @@ func.func @tensor_form(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>})
   kfuse.write %p to %p : tensor<?xf32>
   return
 }
+
+// -----
+
+// A reduction reads its operand as a tensor and yields one scalar for the
+// tensor, which later elementwise math broadcasts.
+// CHECK-LABEL: func.func @scaled_by_norm(
+// CHECK: %[[SQ:.*]] = arith.mulf %[[P:arg0]], %[[P]] : tensor<?xf32>
+// CHECK: %[[SUM:.*]] = kfuse.reduce <sum> %[[SQ]] dim 0 : tensor<?xf32> -> f32
+// CHECK: %[[ROOT:.*]] = math.sqrt %[[SUM]] : f32
+// CHECK: %[[ROOT_V:.*]] = kfuse.broadcast %[[ROOT]] like %[[P]] : f32, tensor<?xf32>
+// CHECK: arith.divf %[[P]], %[[ROOT_V]] : tensor<?xf32>
+func.func @scaled_by_norm(%p: f32 {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  %sq = arith.mulf %p, %p : f32
+  %sum = kfuse.reduce <sum> %sq dim 0 : f32 -> f32
+  %root = math.sqrt %sum : f32
+  %unit = arith.divf %p, %root : f32
+  kfuse.write %unit to %p : f32
+  return
+}

@@ -251,6 +251,35 @@ TEST_F(InterpreterTest, SgdMatchesTorchFormulaOverTwoSteps) {
   }
 }
 
+TEST_F(InterpreterTest, ReductionsOverAWholeTensor) {
+  // p <- p + sum(g) + max(g) + variance(g), each reduced over the tensor.
+  func::FuncOp update = parse(R"mlir(
+    func.func @reduce(%p: f32 {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+                      %g: f32 {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"})
+        attributes {kfuse.update} {
+      %sum = kfuse.reduce <sum> %g dim 0 : f32 -> f32
+      %max = kfuse.reduce <max> %g dim 0 : f32 -> f32
+      %var = kfuse.reduce <variance> %g dim 0 : f32 -> f32
+      %a = arith.addf %sum, %max : f32
+      %b = arith.addf %a, %var : f32
+      %q = arith.addf %p, %b : f32
+      kfuse.write %q to %p : f32
+      return
+    }
+  )mlir");
+  ASSERT_TRUE(update);
+  std::vector<double> g = {1.0, -2.0, 4.0, 0.5};
+  double sum = 3.5, max = 4.0, mean = sum / 4.0, variance = 0.0;
+  for (double x : g)
+    variance += (x - mean) * (x - mean) / 4.0;
+  UpdateValues values =
+      makeValues(update, {{"param", {0.0, 1.0, 2.0, 3.0}}, {"grad", g}}, {});
+  ASSERT_TRUE(succeeded(interpretUpdate(update, values, Precision::F64)));
+  double added = sum + max + variance;
+  expectNear(tensor(update, values, "param"),
+             {added, 1.0 + added, 2.0 + added, 3.0 + added}, 1e-15, "param");
+}
+
 TEST_F(InterpreterTest, LionMatchesFormulaWithSignOfZeroZero) {
   func::FuncOp lion = loadLibrary("lion");
   ASSERT_TRUE(lion);
