@@ -3,6 +3,7 @@
 #include "interpreter/NormCheck.h"
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/Check.h"
+#include "interpreter/NormalSampler.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
@@ -15,36 +16,6 @@ using namespace mlir;
 namespace kfuse {
 
 namespace {
-
-/// Normal samples from a fixed generator and a hand-written Box-Muller
-/// transform, so the inputs are the same with every standard library.
-class NormalSampler {
-public:
-  explicit NormalSampler(uint64_t seed) : engine(seed) {}
-
-  double sample() {
-    if (hasSpare) {
-      hasSpare = false;
-      return spare;
-    }
-    double u1 = uniform(), u2 = uniform();
-    double radius = std::sqrt(-2.0 * std::log(u1));
-    double angle = 2.0 * M_PI * u2;
-    spare = radius * std::sin(angle);
-    hasSpare = true;
-    return radius * std::cos(angle);
-  }
-
-private:
-  /// Uniform in (0, 1].
-  double uniform() {
-    return static_cast<double>((engine() >> 11) + 1) * 0x1p-53;
-  }
-
-  std::mt19937_64 engine;
-  double spare = 0.0;
-  bool hasSpare = false;
-};
 
 /// Which extents of a norm's 2-D tensor are the common ones.
 enum class TensorShape { Full, PerRow, PerColumn };
