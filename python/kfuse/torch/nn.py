@@ -15,7 +15,9 @@ rms_norm() mirror F.layer_norm and F.rms_norm. Each forward is one kernel
 launch (kfuse.library_norm("layernorm_fwd") / "rmsnorm_fwd") that saves the
 f32 row statistics; each backward is one launch of the matching *_bwd norm
 (two kernels: dx and the per-block column partials, then the fixed-order
-column sums, so dweight and dbias have the same bits every run).
+column sums, so dweight and dbias have the same bits every run). Eager
+inputs under set_eager_min_bytes() (64 MiB) run torch's fused native norm
+instead, where kfuse's host cost outweighs its GPU time.
 
 Shapes: kfuse norms run over the last dimension, so a normalized_shape of
 several dimensions is flattened: x is read as x.reshape(-1,
@@ -401,8 +403,7 @@ _compiled_norms = "inductor"
 
 def set_compiled_norms(kind):
     """What torch.compile traces for kfuse's norm modules and functions
-    (eager calls always run kfuse's kernels), and returns the previous
-    choice:
+    (eager calls: set_eager_min_bytes), and returns the previous choice:
       "inductor"  (the default) torch's own norm over the same columns, in
                   the same output dtype: inductor generates it and fuses it
                   with the ops around it (the residual add, dropout, the
