@@ -1,4 +1,5 @@
-//===- NormalSampler.h - reproducible normal samples -------------*- C++ -*-===//
+//===- NormalSampler.h - reproducible normal samples -------------*- C++
+//-*-===//
 //
 // The checks' inputs: normal samples from a fixed generator and a
 // hand-written Box-Muller transform, so that a seed gives the same inputs

@@ -139,6 +139,7 @@ print("launches:", " ".join(dict.fromkeys(launched)))
 # Eager calls under set_eager_min_bytes' count run torch's norm (same
 # output, no kernel); weights of another dtype than x run the kernels.
 knn.set_eager_min_bytes(4096)
+knn._is_cuda = lambda x: True  # these CPU tensors stand in for CUDA ones
 for label, rows, dtype in [("small", 15, torch.float32),
                            ("at the count", 16, torch.float32),
                            ("small, f64 weight", 15, torch.float64)]:
@@ -154,6 +155,7 @@ except ValueError as error:
     print("eager min bytes, negative:", error)
 print("eager min bytes, default:", default_min_bytes)
 knn.set_eager_min_bytes(0)
+knn._is_cuda = torch.Tensor.is_cuda.__get__
 
 # The real checks again: CPU tensors run torch's functions.
 knn._kfuse_takes = real_takes

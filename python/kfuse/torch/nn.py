@@ -451,8 +451,9 @@ def set_eager_min_bytes(count):
     value. The default, 2**26 (64 MiB, e.g. 8192 x 2048 float32), is where
     kfuse's kernels started to win in a chain of 25 norms on an H100
     (bench/norm_crossover.py). Calls whose weight or bias has another dtype
-    than the input, and everything under torch.compile
-    (set_compiled_norms), are not affected."""
+    than the input, calls with autocast_output=True (which asks for kfuse's
+    output dtype) and everything under torch.compile (set_compiled_norms)
+    are not affected."""
     global _eager_min_bytes
     count = int(count)
     if count < 0:
@@ -462,11 +463,19 @@ def set_eager_min_bytes(count):
     return previous
 
 
-def _torch_is_cheaper(x, *columns):
-    """Whether torch's fused native norm runs this eager call of a tensor
-    kfuse takes: x has fewer than _eager_min_bytes bytes, and weight and
-    bias have its dtype (torch then computes in the dtypes kfuse would)."""
-    if _is_compiling() or x.numel() * x.element_size() >= _eager_min_bytes:
+# Whether a tensor is on a CUDA device (the CPU tests stand CPU tensors in).
+_is_cuda = torch.Tensor.is_cuda.__get__
+
+
+def _torch_is_cheaper(x, autocast_output, *columns):
+    """Whether this eager call runs torch's fused native norm: x is a CUDA
+    tensor of fewer than _eager_min_bytes bytes, weight and bias have its
+    dtype (torch then computes in the dtypes kfuse would), and the caller
+    did not ask for kfuse's autocast output dtype. Asked first, so that such
+    a call costs the host little more than torch's own."""
+    if (autocast_output or not isinstance(x, torch.Tensor) or
+            not _is_cuda(x) or _is_compiling() or
+            x.numel() * x.element_size() >= _eager_min_bytes):
         return False
     dtype = x.dtype
     for column in columns:
@@ -480,14 +489,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *,
     """F.layer_norm over kfuse's kernels (see the module docstring for the
     autocast output dtype and the inputs that fall back to torch)."""
     shape = _shape_tuple(normalized_shape)
+    if _torch_is_cheaper(input, autocast_output, weight, bias):
+        return F.layer_norm(input, shape, weight, bias, eps)
     if not _kfuse_takes(input, weight, bias):
         _torch_runs("layer_norm", input)
         return F.layer_norm(input, shape, weight, bias, eps)
     cols = _columns("layer_norm", input, shape, weight, bias)
     out_dtype = _output_dtype(input, autocast_output, True)
-    if _torch_is_cheaper(input, weight, bias):
-        y = F.layer_norm(input, shape, weight, bias, eps)
-        return y if y.dtype is out_dtype else y.to(out_dtype)
     return _kfuse_layer_norm(input, weight, bias, cols, float(eps), out_dtype)
 
 
@@ -527,14 +535,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *,
     """F.rms_norm over kfuse's kernels; eps=None is float32's machine
     epsilon, as torch computes it for float32/bfloat16/float16 inputs."""
     shape = _shape_tuple(normalized_shape)
+    if _torch_is_cheaper(input, autocast_output, weight):
+        return _torch_rms_norm(input, shape, weight, eps)
     if not _kfuse_takes(input, weight):
         _torch_runs("rms_norm", input)
         return _torch_rms_norm(input, shape, weight, eps)
     cols = _columns("rms_norm", input, shape, weight)
     out_dtype = _output_dtype(input, autocast_output, False)
-    if _torch_is_cheaper(input, weight):
-        y = _torch_rms_norm(input, shape, weight, eps)
-        return y if y.dtype is out_dtype else y.to(out_dtype)
     eps = _F32_EPS if eps is None else float(eps)
     return _kfuse_rms_norm(input, weight, cols, eps, out_dtype)
 
@@ -582,16 +589,9 @@ class LayerNorm(torch.nn.LayerNorm):
         self.autocast_output = bool(autocast_output)
 
     def forward(self, input):
-        # A small CUDA input goes to torch's kernel first, so that it costs
-        # the host little more than torch's module (see _eager_min_bytes).
-        weight, bias = self.weight, self.bias
-        if (isinstance(input, torch.Tensor) and input.is_cuda and
-                not self.autocast_output and
-                _torch_is_cheaper(input, weight, bias)):
-            return F.layer_norm(input, self.normalized_shape, weight, bias,
-                                self.eps)
-        return layer_norm(input, self.normalized_shape, weight, bias,
-                          self.eps, autocast_output=self.autocast_output)
+        return layer_norm(input, self.normalized_shape, self.weight,
+                          self.bias, self.eps,
+                          autocast_output=self.autocast_output)
 
     def extra_repr(self):
         text = super().extra_repr()
@@ -651,13 +651,7 @@ class RMSNorm(_RMSNormBase):
         self.autocast_output = bool(autocast_output)
 
     def forward(self, input):
-        weight = self.weight
-        if (isinstance(input, torch.Tensor) and input.is_cuda and
-                not self.autocast_output and
-                _torch_is_cheaper(input, weight)):
-            return _torch_rms_norm(input, self.normalized_shape, weight,
-                                   self.eps)
-        return rms_norm(input, self.normalized_shape, weight, self.eps,
+        return rms_norm(input, self.normalized_shape, self.weight, self.eps,
                         autocast_output=self.autocast_output)
 
     def extra_repr(self):
