@@ -1,4 +1,5 @@
-"""Multi-tensor AdamW: kfuse (one launch a step) against torch.optim.AdamW.
+"""Multi-tensor AdamW and LAMB: kfuse against torch.optim.AdamW and torch's
+foreach ops.
 
 Runs on the GPU machine:
     KFUSE_LIBRARY=build/lib/libkfuse.so python3 bench/bench_multi_tensor.py --out DIR
@@ -404,6 +405,129 @@ def bench_optimizers(report, warmup, repeats):
         report.guarded(f"{case} torch_fused", run_torch)
 
 
+LAMB = REPO / "library" / "optim" / "lamb.mlir"
+LAMB_HP = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
+               max_grad_norm=1.0)
+
+
+def torch_lamb(params, states, step, lr, betas, eps, weight_decay,
+               max_grad_norm):
+    """LAMB as torch's foreach ops write it (Apex semantics, adam_w_mode):
+    the global grad norm and clip, the moments, r, the per-tensor norms and
+    trust ratios, the update."""
+    beta1, beta2 = betas
+    grads = [p.grad for p in params]
+    ms, vs = states
+    norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    clip = torch.clamp(norm / max_grad_norm, min=1.0)
+    gs = torch._foreach_div(grads, clip)
+    torch._foreach_mul_(ms, beta1)
+    torch._foreach_add_(ms, gs, alpha=1 - beta1)
+    torch._foreach_mul_(vs, beta2)
+    torch._foreach_addcmul_(vs, gs, gs, 1 - beta2)
+    denom = torch._foreach_sqrt(vs)
+    torch._foreach_div_(denom, (1 - beta2 ** step) ** 0.5)
+    torch._foreach_add_(denom, eps)
+    r = torch._foreach_div(ms, denom)
+    torch._foreach_div_(r, 1 - beta1 ** step)
+    torch._foreach_add_(r, params, alpha=weight_decay)
+    pn = torch.stack(torch._foreach_norm(params))
+    rn = torch.stack(torch._foreach_norm(r))
+    trust = torch.where((pn > 0) & (rn > 0), pn / rn, torch.ones_like(pn))
+    torch._foreach_mul_(r, list((trust * -lr).unbind()))
+    torch._foreach_add_(params, r)
+
+
+def bench_lamb(report, warmup, repeats):
+    """LAMB over GPT-2 small: kfuse's plan (2 launches), the FusedLAMB
+    drop-in with its global grad-norm clipping, and torch foreach ops.
+    Bytes: LAMB's minimum is 40 B/element in f32. Its trust ratio needs
+    the whole of r before any param is written, so a second pass reads
+    what the first stored (m, v or r, and p) and writes p: read p g m v,
+    write m v, then read p m v, write p. Clipping adds a read of g before
+    the moments (44 B)."""
+    from kfuse.torch import optim as kopt
+
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    case = "lamb.f32.gpt2s"
+
+    def run_plan():
+        ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
+        opt = kfuse.multi_tensor(str(LAMB), params=ps, grads=gs,
+                                 states={"exp_avg": ms, "exp_avg_sq": vs},
+                                 check_stale=False, lr=1e-3, eps=1e-6,
+                                 weight_decay=0.01)
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case, "kfuse", n, timing, 40,
+                   launches=opt.launches_per_step, tensors=len(shapes),
+                   kfuse_bytes_per_step=opt.bytes_per_step,
+                   clipping=False)
+
+    def drop_in(params):
+        return kopt.FusedLAMB(params, check_stale=False, **LAMB_HP)
+
+    def run_drop_in():
+        ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
+        params = [torch.nn.Parameter(p) for p in ps]
+        for p, g in zip(params, gs):
+            p.grad = g
+        opt = drop_in(params)
+        opt.step()
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case + ".clip", "kfuse_FusedLAMB", n, timing, 44,
+                   launches=opt.launches_per_step,
+                   note="launches counts the plan's; the global norm adds "
+                        "torch's foreach norm, a stack-norm and one copy")
+
+    def run_torch():
+        ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
+        params = [torch.nn.Parameter(p) for p in ps]
+        for p, g in zip(params, gs):
+            p.grad = g
+        steps = [0]
+
+        def step():
+            steps[0] += 1
+            with torch.no_grad():
+                torch_lamb(params, (ms, vs), steps[0], **LAMB_HP)
+
+        timing = time_ms(step, warmup, repeats)
+        report.row(case + ".clip", "torch_foreach", n, timing, 44)
+
+    report.guarded(f"{case} kfuse", run_plan)
+    report.guarded(f"{case}.clip kfuse_FusedLAMB", run_drop_in)
+    report.guarded(f"{case}.clip torch_foreach", run_torch)
+
+    def parity():
+        """The drop-in against torch foreach LAMB in float64 over 100 steps
+        on the first 40 tensors of the list (fresh grads each step)."""
+        sub = shapes[:40]
+        ps, _, _, _ = make_list(sub, torch.float32, torch.float32, seed=5)
+        params = [torch.nn.Parameter(p) for p in ps]
+        ref = [torch.nn.Parameter(p.detach().double().clone()) for p in ps]
+        ref_states = ([torch.zeros_like(r) for r in ref],
+                      [torch.zeros_like(r) for r in ref])
+        opt = drop_in(params)
+        gen = torch.Generator(device="cuda").manual_seed(6)
+        for step in range(1, 101):
+            for p, r in zip(params, ref):
+                p.grad = torch.randn(p.shape, device="cuda", generator=gen)
+                r.grad = p.grad.double()
+            opt.step()
+            with torch.no_grad():
+                torch_lamb(ref, ref_states, step, **LAMB_HP)
+        error = rel_l2(params, ref)
+        report.data.setdefault("parity", {})["lamb_f32_vs_f64_100_steps"] = {
+            "param_rel_l2": error, "tensors": len(sub),
+            "elements": numel_of(sub)}
+        print(f"lamb parity: param rel L2 {error:.3e}", flush=True)
+        if not error <= 1e-5:
+            raise AssertionError(f"LAMB parity {error:.3e} > 1e-5")
+
+    report.guarded("lamb parity", parity)
+
+
 def bench_graph(report, warmup, repeats):
     """Captures kfuse's step, replays it with the lr changed between replays,
     against eager steps from the same state."""
@@ -650,6 +774,8 @@ def main():
                        lambda: bench_master(report, w, r))
     if want("tiny4096"):
         bench_tiny(report, w, r)
+    if want("lamb"):
+        bench_lamb(report, w, r)
     if want("graph"):
         report.guarded("adamw.f32.gpt2s.graph",
                        lambda: bench_graph(report, w, r))

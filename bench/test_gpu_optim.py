@@ -395,6 +395,167 @@ def lion_matches_reference():
     return {"param_rel_l2": e, "flips": flips, "rel_l2_without_flips": e_rest}
 
 
+class LambReference:
+    """Apex's FusedLAMB in float64 on float64 twins: global grad-norm
+    clipping, Adam moments, the per-tensor trust ratio."""
+
+    def __init__(self, params, lr=1e-3, bias_correction=True,
+                 betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
+                 adam_w_mode=True, grad_averaging=True, max_grad_norm=1.0,
+                 use_nvlamb=False):
+        self.params = params
+        self.hp = dict(lr=lr, bias_correction=bias_correction, betas=betas,
+                       eps=eps, weight_decay=weight_decay,
+                       adam_w_mode=adam_w_mode, grad_averaging=grad_averaging,
+                       max_grad_norm=max_grad_norm, use_nvlamb=use_nvlamb)
+        self.state = {p: {"exp_avg": torch.zeros_like(p),
+                          "exp_avg_sq": torch.zeros_like(p)} for p in params}
+        self.steps = 0
+
+    @torch.no_grad()
+    def step(self):
+        hp = self.hp
+        live = [p for p in self.params if p.grad is not None]
+        norm = math.sqrt(sum(float((p.grad.double() ** 2).sum())
+                             for p in live))
+        clip = norm / hp["max_grad_norm"] \
+            if norm > hp["max_grad_norm"] else 1.0
+        self.steps += 1
+        beta1, beta2 = hp["betas"]
+        beta3 = 1 - beta1 if hp["grad_averaging"] else 1.0
+        bc1 = 1 - beta1 ** self.steps if hp["bias_correction"] else 1.0
+        bc2 = 1 - beta2 ** self.steps if hp["bias_correction"] else 1.0
+        wd, lr = hp["weight_decay"], hp["lr"]
+        for p in live:
+            m, v = self.state[p]["exp_avg"], self.state[p]["exp_avg_sq"]
+            g = p.grad.double() / clip
+            if not hp["adam_w_mode"]:
+                g = g + wd * p
+            m.mul_(beta1).add_(beta3 * g)
+            v.mul_(beta2).add_((1 - beta2) * g * g)
+            r = (m / bc1) / ((v / bc2).sqrt() + hp["eps"])
+            if hp["adam_w_mode"]:
+                r = r + wd * p
+            ratio = lr
+            if hp["use_nvlamb"] or wd != 0:
+                pn, rn = float(p.norm()), float(r.norm())
+                if pn != 0 and rn != 0:
+                    ratio = lr * pn / rn
+            p.sub_(ratio * r)
+
+
+def lamb_run(seed, steps=STEPS, **hp):
+    """FusedLAMB on an MLP against LambReference on float64 twins fed the
+    same grads; returns (params, twins, opt, reference)."""
+    model = mlp(seed)
+    params = list(model.parameters())
+    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    opt = kopt.FusedLAMB(params, **hp)
+    ref_opt = LambReference(ref, **hp)
+    for batch in batches(steps, seed + 1):
+        opt.zero_grad()
+        backward(model, batch)
+        for p, r in zip(params, ref):
+            r.grad = p.grad.detach().double().clone()
+        opt.step()
+        ref_opt.step()
+    torch.cuda.synchronize()
+    return params, ref, opt, ref_opt
+
+
+@test
+def fused_lamb_matches_float64_apex_semantics():
+    """FusedLAMB against Apex's algorithm in float64 over 100 steps, for
+    each mode Apex has: clipping on and off, L2 (adam_w_mode=False), no
+    grad averaging, no bias correction, NVLAMB with weight_decay=0."""
+    cases = {
+        "default": dict(lr=1e-3),
+        "clipped": dict(lr=1e-3, max_grad_norm=0.05, weight_decay=0.1),
+        "l2": dict(lr=1e-3, adam_w_mode=False, weight_decay=0.05),
+        "no_averaging": dict(lr=1e-3, grad_averaging=False,
+                             bias_correction=False),
+        "nvlamb_no_decay": dict(lr=1e-3, weight_decay=0.0, use_nvlamb=True),
+        "no_decay": dict(lr=1e-3, weight_decay=0.0),
+    }
+    errors = {}
+    for seed, (name, hp) in enumerate(cases.items(), 300):
+        params, ref, opt, ref_opt = lamb_run(seed, **hp)
+        errors[name] = check_close(name, params, ref, 1e-5)
+        check_close(f"{name} exp_avg", states_of(opt, params, "exp_avg"),
+                    [ref_opt.state[r]["exp_avg"] for r in ref], 1e-5)
+        assert opt.launches_per_step == 2, opt.launches_per_step
+        packed = opt.state_dict()
+        assert packed["param_groups"][0]["step"] == STEPS, \
+            packed["param_groups"][0]["step"]
+        assert sorted(packed["state"][0]) == ["exp_avg", "exp_avg_sq"], \
+            sorted(packed["state"][0])
+    return errors
+
+
+@test
+def fused_lamb_norms_span_chunks():
+    """Per-tensor norms over tensors of one element to several chunks, odd
+    sizes (the scalar path) and misaligned views, in one plan, against the
+    float64 reference: each tensor gets its own trust ratio."""
+    torch.manual_seed(7)
+    base = torch.randn(70001 + 3, device="cuda")
+    params = [torch.nn.Parameter(torch.randn(n, device="cuda"))
+              for n in (1, 3, 16383, 16384, 16385, 100000, 3 * 16384 + 5)]
+    # A view that starts 4 bytes into its storage: not 16-byte aligned.
+    params.append(torch.nn.Parameter(base[1:70002].view(70001)))
+    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    hp = dict(lr=1e-2, weight_decay=0.01, max_grad_norm=10.0)
+    opt = kopt.FusedLAMB(params, **hp)
+    ref_opt = LambReference(ref, **hp)
+    gen = torch.Generator(device="cuda").manual_seed(8)
+    for _ in range(20):
+        for p, r in zip(params, ref):
+            p.grad = torch.randn(p.shape, device="cuda", generator=gen) * \
+                (1 + p.numel() % 7)
+            r.grad = p.grad.double()
+        opt.step()
+        ref_opt.step()
+    torch.cuda.synchronize()
+    errors = [rel_l2([p], [r]) for p, r in zip(params, ref)]
+    assert max(errors) <= 1e-5, errors
+    return {"max_param_rel_l2": max(errors)}
+
+
+@test
+def fused_lamb_grad_scaler_skips_inf_steps():
+    """Under a GradScaler the grads are unscaled in the kernels (the global
+    norm too) and a step with an inf grad is skipped whole: params, states
+    and the step count as before it; group['step'] in state_dict counts the
+    steps taken."""
+    model = mlp(330)
+    params = list(model.parameters())
+    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    opt = kopt.FusedLAMB(params, lr=1e-3, max_grad_norm=0.1)
+    ref_opt = LambReference(ref, lr=1e-3, max_grad_norm=0.1)
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 10)
+    steps, inject_at = 30, 10
+    for i, batch in enumerate(batches(steps, 331)):
+        opt.zero_grad()
+        backward(model, batch, scaler=scaler)
+        scale = scaler.get_scale()
+        if i == inject_at:
+            params[0].grad[0, 0] = float("inf")
+            before = [p.detach().clone() for p in params]
+        else:
+            for p, r in zip(params, ref):
+                r.grad = p.grad.detach().double() / scale
+            ref_opt.step()
+        scaler.step(opt)
+        scaler.update()
+        if i == inject_at:
+            torch.cuda.synchronize()
+            assert all(torch.equal(p, b) for p, b in zip(params, before)), \
+                "a step with an inf grad changed a param"
+    torch.cuda.synchronize()
+    assert opt.state_dict()["param_groups"][0]["step"] == steps - 1
+    return {"param_rel_l2": check_close("params", params, ref, 1e-5)}
+
+
 @test
 def param_groups_with_own_hyperparameters():
     def groups(ps, **extra):

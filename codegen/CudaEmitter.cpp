@@ -134,7 +134,8 @@ public:
       for (const char *reserved :
            {"entries", "chunks", "num_chunks", "hypers", "found_inf",
             "done_counter", "c", "chunk", "entry", "vector_end", "prev",
-            "finite", "nullptr", "atomicAdd"})
+            "finite", "nullptr", "atomicAdd", "k", "partials", "totals",
+            "arrivals", "INFINITY"})
         used.insert(reserved);
     for (const char *reserved :
          {"u",       "n",        "i",         "j",        "count",
@@ -195,8 +196,9 @@ struct KernelBody {
   std::string name;
   std::vector<Slot> slots;
   std::string elementFunction;
-  std::string prologue;    // uniform math, in double
-  std::string uniformInit; // the statement that fills `u`
+  std::string prologue;      // uniform math, in double
+  std::string entryPrologue; // uniform math on per-tensor reductions
+  std::string uniformInit;   // the statement that fills `u`
   std::string uniformsType;
   KernelInfo info;
   /// Locals of the loops, per slot, named on first use.
@@ -207,6 +209,10 @@ struct KernelBody {
   SmallVector<std::pair<Value, unsigned>> elementInputs;
   std::vector<Store> stores;
   SmallVector<Value> uniformFields;
+  /// Per-tensor reductions this kernel reads (index, local name) and those
+  /// it accumulates.
+  SmallVector<std::pair<unsigned, std::string>> reducedInputs;
+  std::vector<ChunkReduction> reductions;
 };
 
 class UpdateEmitter {
@@ -219,6 +225,7 @@ private:
   LogicalResult readAttributes();
   LogicalResult collectArgs();
   LogicalResult collectOps();
+  LogicalResult collectReduce(ReduceOp reduce);
   LogicalResult planStores();
   LogicalResult emitElementFunction(unsigned index, KernelBody &kernel,
                                     std::string &out);
@@ -231,7 +238,8 @@ private:
   std::string emitScalarStep(KernelBody &kernel, StringRef indent);
   LogicalResult checkMultiTensor();
   std::string emitFoundInfScan();
-  void emitMultiTensorKernel(KernelBody &kernel, std::string &out);
+  void emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
+                             std::string &out);
   std::string getVectorType(DType dtype, unsigned alignment);
   PtxKernelSpec getPtxSpec(const KernelBody &kernel) const;
   void emitPtx();
@@ -245,6 +253,9 @@ private:
   unsigned indexBits = 64;
   SmallVector<FusedOp> fusedOps;
   DenseMap<Operation *, unsigned> kernelOf;
+  /// Per-tensor reductions, numbered in program order.
+  DenseMap<Value, unsigned> reductionOf;
+  SmallVector<ReduceOp> reduces;
   SmallVector<WriteOp> writes;
   /// Function arguments the producing kernel of a result stores it to.
   DenseMap<Value, SmallVector<BlockArgument, 1>> directTargets;
@@ -370,11 +381,11 @@ LogicalResult UpdateEmitter::collectOps() {
     if (auto constant = dyn_cast<arith::ConstantOp>(op);
         constant && getCudaScalarType(constant.getType()))
       continue;
-    if (isa<ReduceOp>(op))
-      return op.emitOpError()
-             << "reduces a whole tensor, which the update schedules do not "
-                "generate code for yet (kfuse check evaluates it; kernels "
-                "with reductions are norms only, for now)";
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      if (failed(collectReduce(reduce)))
+        return failure();
+      continue;
+    }
     return op.emitOpError()
            << "outside kfuse.fused cannot be emitted as CUDA; only "
            << "kfuse.fused, kfuse.write and scalar constants may remain at "
@@ -385,6 +396,26 @@ LogicalResult UpdateEmitter::collectOps() {
   if (indexBits == 32 && plan.numel > int64_t(INT32_MAX))
     return update.emitOpError()
            << plan.numel << " elements need 64-bit indexing, not 32";
+  return success();
+}
+
+LogicalResult UpdateEmitter::collectReduce(ReduceOp reduce) {
+  if (!plan.multiTensor)
+    return reduce.emitOpError()
+           << "reduces a whole tensor, which runs only as a multi-tensor plan "
+              "(a table of one tensor or more; kfuse compile --multi-tensor)";
+  if (reduce.getKind() == ReduceKind::variance)
+    return reduce.emitOpError()
+           << "computes a per-tensor variance, which the update schedules do "
+              "not generate code for; reduce the sum of the values and of "
+              "their squares instead";
+  if (!reduce.getInput().getDefiningOp<FusedOp>() ||
+      !getElementTypeOrSelf(reduce.getInput().getType()).isF32())
+    return reduce.emitOpError()
+           << "reduces a value that is not an f32 result of a kfuse.fused "
+              "region (run kfuse-fuse-elementwise first)";
+  reductionOf[reduce.getResult()] = reduces.size();
+  reduces.push_back(reduce);
   return success();
 }
 
@@ -419,9 +450,11 @@ LogicalResult UpdateEmitter::planStores() {
       directTargets[value].push_back(target);
     }
   }
+  // A later region reads a written result back from its argument: the
+  // producer stored it there and no region after it reads the old value.
   for (FusedOp fused : fusedOps)
     for (Value input : fused.getInputs())
-      if (auto producer = input.getDefiningOp<FusedOp>())
+      if (input.getDefiningOp<FusedOp>() && !directTargets.count(input))
         needsTemporary.insert(input);
 
   // Number temporaries in program order.
@@ -462,9 +495,12 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   Block &body = fused.getBody().front();
   NameTable &names = kernel.names;
   std::string kernelName = names.unique(
-      plan.multiTensor
+      plan.multiTensor && fusedOps.size() == 1
           ? fmt::format("kfuse_{}_multi",
                         sanitizeIdentifier(update.getSymName()))
+      : plan.multiTensor
+          ? fmt::format("kfuse_{}_phase{}",
+                        sanitizeIdentifier(update.getSymName()), index)
           : fmt::format("kfuse_{}_{}", sanitizeIdentifier(update.getSymName()),
                         index));
 
@@ -522,6 +558,9 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   auto isUniform = [&](Value value) {
     return literals.count(value) || uniformNames.count(value);
   };
+  // Uniform values that depend on a per-tensor reduction: computed per
+  // chunk, from the chunk's tensor's totals.
+  DenseSet<Value> entryValues;
   auto bodyExpr = [&](Value value) -> std::string {
     if (auto it = literals.find(value); it != literals.end())
       return it->second;
@@ -554,8 +593,24 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       continue;
     }
     if (input.getDefiningOp<FusedOp>()) {
-      getSlot(input, KernelParam::Kind::Temporary).param.read = true;
-      elementInputs.push_back({element, slotOf.lookup(input)});
+      if (!directTargets.count(input)) {
+        getSlot(input, KernelParam::Kind::Temporary).param.read = true;
+        elementInputs.push_back({element, slotOf.lookup(input)});
+        continue;
+      }
+      // Read back from where its producer stored it.
+      BlockArgument target = directTargets.lookup(input).front();
+      getSlot(target, KernelParam::Kind::Tensor).param.read = true;
+      elementInputs.push_back({element, slotOf.lookup(target)});
+      continue;
+    }
+    if (auto reduced = reductionOf.find(input); reduced != reductionOf.end()) {
+      // Uniform over a tensor: read from the totals once per chunk.
+      std::string name = names.unique(fmt::format("total{}", reduced->second));
+      kernel.reducedInputs.push_back({reduced->second, name});
+      uniformNames[element] = name;
+      entryValues.insert(element);
+      hostEvaluable = false;
       continue;
     }
     if (auto constant = input.getDefiningOp<arith::ConstantOp>()) {
@@ -627,6 +682,11 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
     }
     if (uniform && hostEvaluable)
       addHostInstr(&op, host, hostValue, hostConstant, hostEvaluable);
+    bool perEntry = uniform && llvm::any_of(op.getOperands(), [&](Value v) {
+                      return entryValues.contains(v);
+                    });
+    if (perEntry)
+      entryValues.insert(result);
     std::string name = names.unique(fmt::format("v{}", nextValue++));
     std::string line =
         fmt::format("  const {} {} = {};\n",
@@ -635,7 +695,7 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
                     name, *expr);
     if (uniform) {
       uniformNames[result] = name;
-      prologue += line;
+      (perEntry ? kernel.entryPrologue : prologue) += line;
     } else {
       varyingNames[result] = name;
       elementBody += line;
@@ -646,6 +706,22 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
         store.copyFrom ? slots[*store.copyFrom].in : bodyExpr(store.value);
     elementBody += fmt::format("  {} = {};\n", slots[store.slot].out, value);
   }
+  // Results that feed per-tensor reductions accumulate into the thread's
+  // value for the chunk.
+  for (auto [position, result] : llvm::enumerate(fused.getResults()))
+    for (Operation *user : result.getUsers()) {
+      auto reduce = dyn_cast<ReduceOp>(user);
+      if (!reduce)
+        continue;
+      unsigned index = reductionOf.lookup(reduce.getResult());
+      std::string accumulator = names.unique(fmt::format("acc{}", index));
+      std::string value = bodyExpr(yield.getValues()[position]);
+      elementBody += reduce.getKind() == ReduceKind::max
+                         ? fmt::format("  {0} = kfuse_maximumf({0}, {1});\n",
+                                       accumulator, value)
+                         : fmt::format("  {} += {};\n", accumulator, value);
+      kernel.reductions.push_back({index, reduce.getKind(), accumulator});
+    }
 
   // The uniform struct and the element function.
   KernelInfo &info = kernel.info;
@@ -675,11 +751,16 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
 
   std::string uniformsType = names.unique(kernelName + "_uniforms");
   std::string elementFunction = names.unique(kernelName + "_element");
-  if (plan.multiTensor)
+  if (plan.multiTensor && fusedOps.size() == 1)
     out +=
         fmt::format("// The multi-tensor kernel of @{}, from {}: {} body "
                     "ops.\n",
                     update.getSymName().str(), info.location, info.numBodyOps);
+  else if (plan.multiTensor)
+    out += fmt::format("// Reduction phase {} of the multi-tensor kernels of "
+                       "@{}, from {}: {} body ops.\n",
+                       index, update.getSymName().str(), info.location,
+                       info.numBodyOps);
   else
     out +=
         fmt::format("// Kernel {} of @{}, from {}: {} body ops.\n", index,
@@ -706,6 +787,8 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
     if (slot.param.written)
       elementParams.push_back(fmt::format(
           "{} &{}", getCudaStorageType(slot.param.dtype), slot.out));
+  for (const ChunkReduction &reduction : kernel.reductions)
+    elementParams.push_back("float &" + reduction.accumulator);
   out += fmt::format("static __device__ __forceinline__ void\n{}({}) {{\n{}}}"
                      "\n\n",
                      elementFunction, llvm::join(elementParams, ", "),
@@ -746,6 +829,8 @@ UpdateEmitter::callElement(KernelBody &kernel,
   for (auto [position, slot] : llvm::enumerate(kernel.slots))
     if (slot.param.written)
       args.push_back(output(position));
+  for (const ChunkReduction &reduction : kernel.reductions)
+    args.push_back(reduction.accumulator);
   return fmt::format("{}({})", kernel.elementFunction, llvm::join(args, ", "));
 }
 
@@ -954,10 +1039,15 @@ void UpdateEmitter::emitPtx() {
 }
 
 LogicalResult UpdateEmitter::checkMultiTensor() {
-  if (fusedOps.size() != 1)
+  // One region per reduction phase: kfuse-schedule-phases orders them, and
+  // any other split would need temporaries.
+  if (fusedOps.empty() || (reduces.empty() && fusedOps.size() != 1))
     return update.emitOpError()
-           << "multi-tensor updates need exactly one fused region; got "
-           << fusedOps.size();
+           << "multi-tensor updates need exactly one fused region per "
+              "reduction phase; got "
+           << fusedOps.size() << " regions and " << reduces.size()
+           << " reductions";
+  plan.numReductions = reduces.size();
   if (!plan.temporaries.empty())
     return update.emitOpError()
            << "multi-tensor updates cannot keep temporaries; got "
@@ -1018,10 +1108,10 @@ std::string UpdateEmitter::emitFoundInfScan() {
   return emitFoundInfScanKernel(name, grads, vectorWidth, kBlockSize);
 }
 
-void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel,
+void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
                                           std::string &out) {
   out += getMultiTensorSignature(kernel.name, KernelInfo::Role::Update,
-                                 kBlockSize);
+                                 kBlockSize, plan.numReductions > 0);
   out += "  // Every block reads the same flag, set by an earlier kernel: a "
          "step with a\n"
          "  // non-finite grad is skipped whole, before any write.\n"
@@ -1039,11 +1129,29 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel,
            hyperLoads;
   if (!kernel.prologue.empty())
     out += "  // Uniform values, once per thread.\n" + kernel.prologue;
-  out += kernel.uniformInit;
+  bool perEntry = !kernel.reducedInputs.empty();
+  if (!perEntry)
+    out += kernel.uniformInit;
 
   out += "  for (long long c = blockIdx.x; c < num_chunks; c += gridDim.x) {\n"
          "    const kfuse_chunk chunk = chunks[c];\n"
          "    const kfuse_entry *entry = entries + chunk.entry;\n";
+  if (perEntry) {
+    out +=
+        "    // The chunk's tensor's reductions, and the values from them.\n";
+    for (auto [index, name] : kernel.reducedInputs)
+      out +=
+          fmt::format("    const float {} = totals[chunk.entry * {} + {}];\n",
+                      name, plan.numReductions, index);
+    for (StringRef line :
+         llvm::split(StringRef(kernel.entryPrologue).rtrim('\n'), '\n'))
+      if (!line.empty())
+        out += "  " + line.str() + "\n";
+    out += "  " + kernel.uniformInit;
+  }
+  for (const ChunkReduction &reduction : kernel.reductions)
+    out += fmt::format("    float {} = {};\n", reduction.accumulator,
+                       getReduceIdentity(reduction.kind));
   for (const Slot &slot : kernel.slots) {
     if (slot.param.kind != KernelParam::Kind::Tensor)
       continue;
@@ -1089,8 +1197,10 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel,
   } else {
     out += scalarLoop("chunk.begin", "    ");
   }
+  if (!kernel.reductions.empty())
+    out += emitChunkReductions(kernel.reductions, plan.numReductions);
   out += "  }\n";
-  if (plan.stepArg >= 0)
+  if (plan.stepArg >= 0 && advancesStep)
     out += fmt::format(
         "  // The last block to finish advances the step for the next "
         "launch.\n"
@@ -1122,10 +1232,14 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       kernels += emitFoundInfScan();
       kernels += "\n";
     }
-    KernelBody kernel(/*multiTensor=*/true);
-    if (failed(emitElementFunction(0, kernel, kernels)))
-      return failure();
-    emitMultiTensorKernel(kernel, kernels);
+    for (unsigned index = 0; index < fusedOps.size(); ++index) {
+      if (index)
+        kernels += "\n";
+      KernelBody kernel(/*multiTensor=*/true);
+      if (failed(emitElementFunction(index, kernel, kernels)))
+        return failure();
+      emitMultiTensorKernel(kernel, index + 1 == fusedOps.size(), kernels);
+    }
   } else {
     for (unsigned index = 0; index < fusedOps.size(); ++index) {
       if (index)
@@ -1153,7 +1267,11 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       : plan.numel < 0 ? std::string("dynamic numel")
                        : fmt::format("numel {}", plan.numel),
       getCudaPrelude().str(),
-      plan.multiTensor ? getMultiTensorPrelude().str() + "\n" : "",
+      plan.multiTensor
+          ? getMultiTensorPrelude().str() + "\n" +
+                (plan.numReductions ? getMultiTensorReducePrelude().str() + "\n"
+                                    : "")
+          : "",
       vectorTypeDefs, vectorTypeDefs.empty() ? "" : "\n", kernels);
   return std::move(plan);
 }

@@ -22,7 +22,7 @@ struct alignas(16) kfuse_entry {
   unsigned long long pointers[8];
   long long numel;
   int aligned;
-  int reserved;
+  int first_chunk;
 };
 static_assert(sizeof(kfuse_entry) == 80, "kfuse_entry layout");
 
@@ -52,22 +52,116 @@ static_assert(kMaxTensorArgs == 8 && sizeof(MultiTensorEntry) == 80 &&
                   sizeof(MultiTensorChunk) == 24,
               "update kMultiTensorPrelude with the table layout");
 
+// Block-wide combines of per-tensor reductions: a butterfly within each
+// warp, then warp 0 over the warps' values, always in the same order, so a
+// result has the same bits every run. Every thread of the block calls them;
+// thread 0 gets the result.
+static constexpr llvm::StringLiteral kReducePrelude = R"cuda(
+static __device__ __forceinline__ float kfuse_sum_op(float a, float b) {
+  return a + b;
+}
+
+template <float (*Combine)(float, float)>
+static __device__ __forceinline__ float kfuse_block_combine(float value,
+                                                            float identity) {
+  __shared__ float warp_values[32];
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1)
+    value = Combine(value, __shfl_xor_sync(0xffffffffu, value, m));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads(); // warp_values may still be read by the last combine
+  if (lane == 0)
+    warp_values[warp] = value;
+  __syncthreads();
+  value = lane < (blockDim.x + 31) / 32 ? warp_values[lane] : identity;
+  if (warp == 0) {
+#pragma unroll
+    for (int m = 16; m > 0; m >>= 1)
+      value = Combine(value, __shfl_xor_sync(0xffffffffu, value, m));
+  }
+  return value;
+}
+)cuda";
+
 llvm::StringRef getMultiTensorPrelude() {
   return kMultiTensorPrelude.drop_front();
 }
 
+llvm::StringRef getMultiTensorReducePrelude() {
+  return kReducePrelude.drop_front();
+}
+
 std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
-                                    unsigned blockSize) {
-  const char *tail = role == KernelInfo::Role::FoundInfScan
+                                    unsigned blockSize, bool reductions) {
+  std::string tail = role == KernelInfo::Role::FoundInfScan
                          ? "const double *hypers, float *found_inf"
                          : "double *hypers, const float *found_inf,\n"
                            "    unsigned int *done_counter";
+  if (reductions)
+    tail += ", float *__restrict__ partials,\n"
+            "    float *__restrict__ totals, unsigned int *arrivals";
   return fmt::format("extern \"C\" __global__ void __launch_bounds__({})\n"
                      "{}(const kfuse_entry *__restrict__ entries,\n"
                      "    const kfuse_chunk *__restrict__ chunks, long long "
                      "num_chunks,\n"
                      "    {}) {{\n",
                      blockSize, name.str(), tail);
+}
+
+static const char *getCombineFunction(ReduceKind kind) {
+  return kind == ReduceKind::max ? "kfuse_maximumf" : "kfuse_sum_op";
+}
+
+const char *getReduceIdentity(ReduceKind kind) {
+  return kind == ReduceKind::max ? "-INFINITY" : "0.0f";
+}
+
+std::string emitChunkReductions(llvm::ArrayRef<ChunkReduction> reductions,
+                                unsigned numReductions) {
+  std::string out = "    // One partial per chunk and reduction; the last "
+                    "block to finish a\n"
+                    "    // tensor's chunks combines its partials in chunk "
+                    "order.\n";
+  for (const ChunkReduction &reduction : reductions)
+    out += fmt::format(
+        "    {0} = kfuse_block_combine<{1}>({0}, {2});\n"
+        "    if (threadIdx.x == 0)\n"
+        "      partials[c * {3} + {4}] = {0};\n",
+        reduction.accumulator, getCombineFunction(reduction.kind),
+        getReduceIdentity(reduction.kind), numReductions, reduction.index);
+  out +=
+      "    __shared__ bool kfuse_last;\n"
+      "    const kfuse_chunk kfuse_first = chunks[entry->first_chunk];\n"
+      "    const long long kfuse_entry_end =\n"
+      "        entry->first_chunk +\n"
+      "        (entry->numel + (kfuse_first.end - kfuse_first.begin) - 1) /\n"
+      "            (kfuse_first.end - kfuse_first.begin);\n"
+      "    if (threadIdx.x == 0) {\n"
+      "      __threadfence();\n"
+      "      kfuse_last = atomicAdd(&arrivals[chunk.entry], 1u) ==\n"
+      "                   kfuse_entry_end - entry->first_chunk - 1;\n"
+      "    }\n"
+      "    __syncthreads();\n"
+      "    if (kfuse_last) {\n"
+      "      __threadfence();\n";
+  for (const ChunkReduction &reduction : reductions)
+    out += fmt::format(
+        "      {{\n"
+        "        float kfuse_value = {0};\n"
+        "        for (long long k = entry->first_chunk + threadIdx.x;\n"
+        "             k < kfuse_entry_end; k += blockDim.x)\n"
+        "          kfuse_value =\n"
+        "              {1}(kfuse_value, __ldcg(&partials[k * {2} + {3}]));\n"
+        "        kfuse_value = kfuse_block_combine<{1}>(kfuse_value, {0});\n"
+        "        if (threadIdx.x == 0)\n"
+        "          totals[chunk.entry * {2} + {3}] = kfuse_value;\n"
+        "      }}\n",
+        getReduceIdentity(reduction.kind), getCombineFunction(reduction.kind),
+        numReductions, reduction.index);
+  out += "      if (threadIdx.x == 0)\n"
+         "        arrivals[chunk.entry] = 0;\n"
+         "    }\n";
+  return out;
 }
 
 std::string emitFoundInfScanKernel(llvm::StringRef name,
@@ -77,7 +171,8 @@ std::string emitFoundInfScanKernel(llvm::StringRef name,
       "// Sets *found_inf when a grad element is inf or NaN; the update "
       "kernels\n// after it then skip the step.\n");
   out +=
-      getMultiTensorSignature(name, KernelInfo::Role::FoundInfScan, blockSize);
+      getMultiTensorSignature(name, KernelInfo::Role::FoundInfScan, blockSize,
+                              /*reductions=*/false);
   out += "  bool finite = true;\n"
          "  for (long long c = blockIdx.x; finite && c < num_chunks; "
          "c += gridDim.x) {\n"

@@ -10,6 +10,7 @@
 #define KFUSE_CODEGEN_CUDAMULTITENSOR_H
 
 #include "codegen/KernelPlan.h"
+#include "dialect/KFuseOps.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -25,7 +26,29 @@ llvm::StringRef getMultiTensorPrelude();
 /// `extern "C" ... name(<table parameters>) {` and a newline, with the
 /// parameters KernelPlan.h fixes for kernels of `role`.
 std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
-                                    unsigned blockSize);
+                                    unsigned blockSize, bool reductions);
+
+/// Block-wide combines that emitChunkReductions' code calls; a source
+/// includes them when its plan has reductions.
+llvm::StringRef getMultiTensorReducePrelude();
+
+/// A per-tensor reduction that a phase kernel accumulates: each thread's
+/// value in `accumulator` over the elements of a chunk, stored as partial
+/// `index` of the plan's reductions.
+struct ChunkReduction {
+  unsigned index;
+  ReduceKind kind;
+  std::string accumulator;
+};
+
+/// The value a thread's accumulator of `kind` starts from.
+const char *getReduceIdentity(ReduceKind kind);
+
+/// The end of one chunk of a phase kernel that accumulates `reductions`: the
+/// block combine of each accumulator into its partial, and in the last block
+/// to finish an entry's chunks, the combine of its partials into totals.
+std::string emitChunkReductions(llvm::ArrayRef<ChunkReduction> reductions,
+                                unsigned numReductions);
 
 /// One tensor a found-inf scan reads.
 struct ScanTensor {

@@ -74,6 +74,16 @@ struct KernelParam {
 //   *done_counter, which it resets to 0) stores hypers[step] + 1.
 // - found_inf: null, or a device flag; when *found_inf != 0 the kernel
 //   returns before any write and the step does not advance.
+// - A plan with per-tensor reductions (numReductions > 0) runs one update
+//   kernel per reduction phase, and each takes three more parameters:
+//     float *partials, float *totals, unsigned int *arrivals
+//   partials: numReductions floats per chunk, at chunk * numReductions + r;
+//   totals: numReductions floats per entry, at entry * numReductions + r;
+//   arrivals: one counter per entry, zero between launches. A kernel whose
+//   phase ends in reductions stores each chunk's partial; the last block to
+//   finish an entry's chunks (counted in arrivals, which it resets) combines
+//   them in chunk order into totals, which later phases read. Only the last
+//   update kernel advances the step.
 // The found-inf scan kernel (KernelInfo::Role::FoundInfScan) has the
 // signature (entries, chunks, num_chunks, const double *hypers,
 // float *found_inf) and sets *found_inf = 1 when any grad element is inf or
@@ -85,8 +95,8 @@ constexpr unsigned kMaxTensorArgs = 8;
 struct alignas(16) MultiTensorEntry {
   uint64_t pointers[kMaxTensorArgs]; // by tensor-argument order; rest 0
   int64_t numel;
-  int32_t aligned; // 1 when every pointer is 16-byte aligned
-  int32_t reserved;
+  int32_t aligned;    // 1 when every pointer is 16-byte aligned
+  int32_t firstChunk; // its chunks are this one and those after it
 };
 static_assert(sizeof(MultiTensorEntry) == 8 * kMaxTensorArgs + 16,
               "MultiTensorEntry layout is shared with generated code");
@@ -189,6 +199,9 @@ struct KernelPlan {
   std::vector<unsigned> tensorArgs;
   /// The argument index of the hyper named "step", or -1.
   int stepArg = -1;
+  /// Per-tensor reductions over all kernels: the floats per chunk and per
+  /// entry of the reduction workspace (multi-tensor plans only).
+  unsigned numReductions = 0;
   /// Whether the plan skips steps with non-finite grads (kfuse.found_inf:
   /// a FoundInfScan kernel first, then the update gated on its flag).
   bool checksFoundInf = false;

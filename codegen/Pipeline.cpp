@@ -148,7 +148,13 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
     return success();
   });
 
-  if (options.gradScaling && !options.multiTensor)
+  // Per-tensor reductions run over the multi-tensor table: it is what
+  // gives each chunk its tensor (a table of one for one tensor).
+  bool multiTensor =
+      options.multiTensor ||
+      module.walk([](ReduceOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (options.gradScaling && !multiTensor)
     return llvm::createStringError(
         "grad scaling needs a multi-tensor plan: the found-inf flag is part "
         "of the multi-tensor kernel signature");
@@ -164,14 +170,15 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   specialize.stateDType = dtypeName(spec.stateDType);
   specialize.modelDType = dtypeName(spec.modelDType);
   // Groups of a multi-tensor plan have sizes of their own.
-  specialize.numel = options.multiTensor ? -1 : spec.numel;
+  specialize.numel = multiTensor ? -1 : spec.numel;
   specialize.alignment = spec.alignment;
-  specialize.numelMultiple = options.multiTensor ? 1 : spec.numelMultiple;
+  specialize.numelMultiple = multiTensor ? 1 : spec.numelMultiple;
   funcPm.addPass(createSpecializePass(specialize));
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
-  if (options.multiTensor)
+  if (multiTensor)
     funcPm.addPass(createHorizontalPass());
+  funcPm.addPass(createSchedulePhasesPass());
   FuseElementwisePassOptions fuse;
   fuse.maxGroupSize = options.fuse ? options.maxGroupSize : 1;
   funcPm.addPass(createFuseElementwisePass(fuse));

@@ -85,7 +85,8 @@ parseUpdate(mlir::MLIRContext &context, llvm::StringRef text,
 
 /// Runs kfuse-master-weights and kfuse-grad-scaling (when asked),
 /// kfuse-specialize, canonicalize,
-/// kfuse-horizontal (when asked) and kfuse-fuse-elementwise on the update of
+/// kfuse-horizontal (when asked), kfuse-schedule-phases and
+/// kfuse-fuse-elementwise on the update of
 /// `module`.
 llvm::Error runPipeline(mlir::ModuleOp module, const Specialization &spec,
                         const PipelineOptions &options);

@@ -3,6 +3,7 @@
 #include "dialect/KFuseUpdate.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -48,6 +49,16 @@ std::optional<double> getArgDefault(func::FuncOp func, unsigned index) {
           index, KFuseDialect::kDefaultAttrName))
     return value.getValueAsDouble();
   return std::nullopt;
+}
+
+bool isUniformTensor(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<BroadcastOp>(def))
+    return true;
+  DenseElementsAttr splat;
+  return matchPattern(value, m_Constant(&splat)) && splat.isSplat();
 }
 
 BlockArgument getWriteTarget(WriteOp write) {

@@ -40,6 +40,11 @@ std::optional<double> getArgDefault(mlir::func::FuncOp func, unsigned index);
 /// the enclosing function once verified).
 mlir::BlockArgument getWriteTarget(WriteOp write);
 
+/// Whether `value` is one scalar over all elements: a kfuse.broadcast or a
+/// splat constant. Such tensors cost no memory traffic; regions take them
+/// as scalars.
+bool isUniformTensor(mlir::Value value);
+
 /// "file:line:col" of the first file location within `loc` (fused locations
 /// included), or the printed location when there is none.
 std::string formatLocation(mlir::Location loc);

@@ -28,18 +28,6 @@ using namespace kfuse;
 
 namespace {
 
-/// A tensor that is one scalar everywhere: a broadcast or a splat constant.
-/// Such values enter regions as scalars instead of as loaded tensors.
-static bool isUniformTensor(Value value) {
-  Operation *def = value.getDefiningOp();
-  if (!def)
-    return false;
-  if (isa<BroadcastOp>(def))
-    return true;
-  DenseElementsAttr splat;
-  return matchPattern(value, m_Constant(&splat)) && splat.isSplat();
-}
-
 /// Whether `op` is whole-tensor elementwise math that belongs in a region.
 static bool isFusable(Operation *op) {
   if (op->getNumResults() == 0 || op->getNumRegions() != 0 ||

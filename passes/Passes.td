@@ -147,6 +147,37 @@ def FuseElementwisePass : Pass<"kfuse-fuse-elementwise", "mlir::func::FuncOp"> {
   let dependentDialects = ["::kfuse::KFuseDialect"];
 }
 
+def SchedulePhasesPass : Pass<"kfuse-schedule-phases", "mlir::func::FuncOp"> {
+  let summary = "order an update with reductions into phases, one pass each";
+  let description = [{
+    A reduction over a whole tensor (LAMB's norms) needs all of its input
+    before its result is used, so such an update runs in phases: phase 0
+    reads the arguments, and a reduction of a phase-p value makes a result
+    that phases p + 1 and later read as a scalar. Each phase becomes one
+    pass over memory (one kernel of a multi-tensor plan).
+
+    A tensor that one phase computes and a later phase uses is not kept in a
+    temporary as large as the tensor. The later phase reads it back where
+    it was written (a new state, rounded as stored) or recomputes it from
+    what it can read: the arguments and the values earlier phases wrote.
+    LAMB's second phase recomputes its update direction from the moments
+    the first phase stored, so the plan moves 10 values per element rather
+    than 12. A value that can be neither is an error at its op, and so is a
+    write whose argument's previous value a later phase still reads. The
+    ops are then ordered by phase, so that kfuse-fuse-elementwise makes one
+    region of each. Updates without reductions are left alone.
+
+    ```mlir
+    %sq = arith.mulf %p, %p : tensor<?xf32>
+    %sum = kfuse.reduce <sum> %sq dim 0 : tensor<?xf32> -> f32
+    ```
+  }];
+  let statistics = [
+    Statistic<"numPhases", "phases", "reduction phases of the update">,
+  ];
+  let dependentDialects = ["::kfuse::KFuseDialect"];
+}
+
 def HorizontalPass : Pass<"kfuse-horizontal", "mlir::func::FuncOp"> {
   let summary = "run one update over a whole list of tensor groups";
   let description = [{

@@ -473,6 +473,12 @@ llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
   if (!compiled)
     return compiled.takeError();
   const KernelPlan &plan = (*compiled)->plan;
+  if (plan.multiTensor)
+    return makeError(ErrorCode::InvalidArgument,
+                     "'" + name +
+                         "' reduces whole tensors, which runs only as a "
+                         "multi-tensor plan (kfuse_plan_create), not as a "
+                         "single launch");
   if (plan.numel != -1 && plan.numel != numel)
     return makeError(ErrorCode::Internal,
                      "plan for '" + name + "' is specialized on " +

@@ -297,6 +297,21 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   if (plan.checksFoundInf)
     if (llvm::Error error = upload(self.foundInf, nullptr, sizeof(float)))
       return std::move(error);
+  if (plan.numReductions > 0) {
+    // The arrivals start at zero and the kernels leave them so; partials and
+    // totals are written before they are read.
+    size_t perChunk = plan.numReductions * sizeof(float);
+    if (llvm::Error error =
+            upload(self.partials, nullptr, perChunk * table->chunks.size()))
+      return std::move(error);
+    if (llvm::Error error =
+            upload(self.totals, nullptr, perChunk * table->entries.size()))
+      return std::move(error);
+    if (llvm::Error error =
+            upload(self.arrivals, nullptr,
+                   sizeof(unsigned int) * table->entries.size()))
+      return std::move(error);
+  }
   // Copies from pageable memory may still be in flight when they return,
   // and steps may run on streams that do not wait for the default one.
   if (llvm::Error error =
@@ -307,6 +322,9 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   self.hypersAddress = self.hypers.get();
   self.doneCounterAddress = self.doneCounter.get();
   self.foundInfAddress = self.foundInf.get();
+  self.partialsAddress = self.partials.get();
+  self.totalsAddress = self.totals.get();
+  self.arrivalsAddress = self.arrivals.get();
 
   unsigned maxGrid = std::max<int64_t>(
       1, std::min<int64_t>(self.chunkCount,
@@ -330,6 +348,10 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
       foundInfZeroed = true;
     } else {
       launch.params.push_back(&self.doneCounterAddress);
+      if (plan.numReductions > 0)
+        launch.params.insert(launch.params.end(),
+                             {&self.partialsAddress, &self.totalsAddress,
+                              &self.arrivalsAddress});
     }
     self.launches.push_back(std::move(launch));
   }
@@ -345,6 +367,9 @@ MultiTensorPlan::~MultiTensorPlan() {
   hypers.reset();
   doneCounter.reset();
   foundInf.reset();
+  partials.reset();
+  totals.reset();
+  arrivals.reset();
 }
 
 llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {

@@ -160,11 +160,15 @@ private:
   std::vector<MultiTensorEntry> hostEntries;
 
   DeviceBuffer entries, chunks, hypers, doneCounter, foundInf;
+  /// Per-tensor reductions (KernelPlan::numReductions): per-chunk partials,
+  /// per-entry totals and arrival counters.
+  DeviceBuffer partials, totals, arrivals;
   // Kernel parameter values; `launchParams` points at these, so rebinding
   // storage only changes a value here.
   CUdeviceptr entriesAddress = 0, chunksAddress = 0;
   long long chunkCount = 0;
   CUdeviceptr hypersAddress = 0, foundInfAddress = 0, doneCounterAddress = 0;
+  CUdeviceptr partialsAddress = 0, totalsAddress = 0, arrivalsAddress = 0;
   int64_t elements = 0;
   struct Launch {
     CUfunction function = nullptr;

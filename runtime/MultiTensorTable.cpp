@@ -108,6 +108,7 @@ buildMultiTensorTable(llvm::ArrayRef<TableTensor> tensors,
     entry = MultiTensorEntry{};
     entry.numel = members[0].numel;
     entry.aligned = 1;
+    entry.firstChunk = static_cast<int32_t>(table.chunks.size());
     for (size_t i = 0; i < perGroup; ++i) {
       entry.pointers[i] = members[i].address;
       if (members[i].address % 16 != 0)

@@ -11,7 +11,7 @@
 // CHECK-NEXT:   unsigned long long pointers[8];
 // CHECK-NEXT:   long long numel;
 // CHECK-NEXT:   int aligned;
-// CHECK-NEXT:   int reserved;
+// CHECK-NEXT:   int first_chunk;
 // CHECK-NEXT: };
 // CHECK-NEXT: static_assert(sizeof(kfuse_entry) == 80, "kfuse_entry layout");
 // CHECK: struct kfuse_chunk {
@@ -69,7 +69,7 @@
 // BF16: unsigned short *__restrict__ param =
 // BF16: for (long long i = chunk.begin / 8 + threadIdx.x; i < vector_end;
 
-// UNFUSED: error: 'func.func' op multi-tensor updates need exactly one fused region; got {{[0-9]+}}
+// UNFUSED: error: 'func.func' op multi-tensor updates need exactly one fused region per reduction phase; got {{[0-9]+}} regions and 0 reductions
 
 func.func @momentum(
     %param: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},

@@ -41,13 +41,14 @@ print("library dir:", "ok" if S.optim_library_dir() ==
 
 # Every variant agrees with the IR it runs: state and hyper names.
 variants = {}
-for spec in (S.ADAM, S.ADAMW, S.SGD, S.ADAGRAD, S.RMSPROP, S.LION):
+for spec in (S.ADAM, S.ADAMW, S.SGD, S.ADAGRAD, S.RMSPROP, S.LION,
+             S.FUSED_LAMB):
     variants.update(spec.variants)
 for name, variant in sorted(variants.items()):
     update = kfuse.Update(variant.resolve_source(), name=name)
     states = [a.name for a in update.args if a.role == "state"]
     hypers = sorted(a.name for a in update.args if a.role == "hyper")
-    expected = sorted(variant.hyper_names +
+    expected = sorted(variant.hyper_names + list(variant.optimizer_hypers) +
                       (["step"] if variant.step else []))
     ok = (states == [ir for _, ir in variant.states] and hypers == expected
           and [a.role for a in update.args][:2] == ["param", "grad"])

@@ -158,7 +158,7 @@ TEST_F(MultiTensorEmitterTest, AdamWF32) {
                                "  unsigned long long pointers[8];\n"
                                "  long long numel;\n"
                                "  int aligned;\n"
-                               "  int reserved;\n"
+                               "  int first_chunk;\n"
                                "};"))
       << source;
   EXPECT_TRUE(contains(source, "static_assert(sizeof(kfuse_entry) == 80"));
@@ -422,8 +422,10 @@ func.func @two(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
 }
 )mlir");
   EXPECT_TRUE(failed(plan));
-  EXPECT_TRUE(contains(diagnostics, "'func.func' op multi-tensor updates need "
-                                    "exactly one fused region; got 2"))
+  EXPECT_TRUE(contains(diagnostics,
+                       "'func.func' op multi-tensor updates need exactly one "
+                       "fused region per reduction phase; got 2 regions and 0 "
+                       "reductions"))
       << diagnostics;
 }
 

@@ -16,7 +16,7 @@ import struct
 from kfuse._capi import library_dir
 
 __all__ = ["REQUIRED", "Variant", "OptimizerSpec", "ADAM", "ADAMW", "SGD",
-           "ADAGRAD", "RMSPROP", "LION", "SGD_PLAIN_IR", "spec_from_ir",
+           "ADAGRAD", "RMSPROP", "LION", "FUSED_LAMB", "SGD_PLAIN_IR", "spec_from_ir",
            "check_state_dict", "step_cohorts", "hyper_number", "shortest_f32",
            "step_value", "optim_library_dir", "check_adam_args",
            "check_sgd_args", "check_adagrad_args", "check_rmsprop_args",
@@ -141,9 +141,12 @@ class Variant:
     `step`: None (the IR has no "step"), "exposed" (the count is
     optimizer.state[p]['step'], as torch's Adam keeps it) or "hidden" (kept
     by the optimizer only: SGD's first step differs, torch keeps no count).
+    `optimizer_hypers`: IR hypers the optimizer sends at every step, not
+    from a group's options (LAMB's global grad norm).
     """
 
-    def __init__(self, name, source, states=(), hypers=(), step=None):
+    def __init__(self, name, source, states=(), hypers=(), step=None,
+                 optimizer_hypers=()):
         if step not in (None, "exposed", "hidden"):
             raise ValueError(f"variant step {step!r}")
         self.name = name
@@ -151,6 +154,7 @@ class Variant:
         self.states = tuple(states)
         self.hypers = tuple(hypers)
         self.step = step
+        self.optimizer_hypers = tuple(optimizer_hypers)
 
     def __repr__(self):
         return f"Variant({self.name!r})"
@@ -401,6 +405,27 @@ LION = OptimizerSpec(
                              ("beta1", _element("betas", 0)),
                              ("beta2", _element("betas", 1)),
                              ("weight_decay", _option("weight_decay"))))})
+
+# Apex's FusedLAMB: its param group options, in its order. adam_w_mode,
+# use_nvlamb, the global grad norm and max_grad_norm (the defaults' value, as
+# Apex reads it) are per optimizer, sent at every step (FusedLAMB).
+FUSED_LAMB = OptimizerSpec(
+    "FusedLAMB",
+    dict(lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-6,
+         weight_decay=0.01, grad_averaging=True, max_grad_norm=1.0),
+    {"lamb": Variant("lamb", "lamb.mlir",
+                     states=(("exp_avg", "exp_avg"),
+                             ("exp_avg_sq", "exp_avg_sq")),
+                     hypers=(("lr", _option("lr")),
+                             ("beta1", _element("betas", 0)),
+                             ("beta2", _element("betas", 1)),
+                             ("eps", _option("eps")),
+                             ("weight_decay", _option("weight_decay")),
+                             ("bias_correction", _option("bias_correction")),
+                             ("grad_averaging", _option("grad_averaging"))),
+                     step="hidden",
+                     optimizer_hypers=("adam_w_mode", "use_nvlamb",
+                                       "global_grad_norm", "max_grad_norm"))})
 
 
 # -- constructor argument checks (torch.optim's messages) --------------------

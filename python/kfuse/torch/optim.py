@@ -97,7 +97,7 @@ except ImportError:  # pragma: no cover - older torch
     _torch_required = REQUIRED
 
 __all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Adagrad", "RMSprop",
-           "Lion",
+           "FusedLAMB", "Lion",
            "optimizer_from_ir"]
 
 _get_grad = operator.attrgetter("grad")
@@ -529,10 +529,13 @@ class KfuseOptimizer(torch.optim.Optimizer):
         else:
             inv_scale = 1.0
         negated = None
+        shared = self._kfuse_step_hypers(inv_scale if scaling else None)
         for index in active:
             runtime = runtimes[index]
             group = groups[index]
             for name, value in runtime.variant.plan_hypers(group):
+                runtime.sync(name, value, capturing)
+            for name, value in shared.items():
                 runtime.sync(name, value, capturing)
             if not runtime.multiplier:
                 continue
@@ -549,6 +552,12 @@ class KfuseOptimizer(torch.optim.Optimizer):
             self._kfuse_fallback_step(runtime)
         if scaler is not None:
             self._kfuse_report_found_inf(scaler, plans)
+
+    def _kfuse_step_hypers(self, inv_scale):
+        """Hypers every plan gets at this step beyond its group's options
+        ({IR name: number or CUDA tensor}); `inv_scale` is GradScaler's
+        (a CUDA tensor) or None."""
+        return {}
 
     def _kfuse_prepare(self, runtime, capturing):
         for cohort in runtime.cohorts:
@@ -988,6 +997,91 @@ class Lion(KfuseOptimizer):
         _spec.check_lion_args(lr, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, weight_decay=weight_decay)
         super().__init__(params, defaults, check_stale)
+
+
+class FusedLAMB(KfuseOptimizer):
+    """Apex's FusedLAMB (apex.optimizers.FusedLAMB) over
+    library/optim/lamb.mlir: Adam's direction scaled per tensor by the trust
+    ratio ||p|| / ||r||, with the grads divided by
+    max(1, ||g|| / max_grad_norm) over every grad of the optimizer. Same
+    signature, param groups (group['step'] counts the steps) and state
+    (exp_avg, exp_avg_sq). Each plan runs two launches per step (the second
+    recomputes r from the stored moments); the global grad norm is
+    torch._foreach_norm and a norm of those, as Apex's l2norm kernels.
+    Under GradScaler a skipped step is skipped on the device, and
+    group['step'] is exact again at state_dict(). Unlike Apex, bf16 params
+    and states are taken too."""
+
+    _kfuse_spec = _spec.FUSED_LAMB
+
+    def __init__(self, params, lr=1e-3, bias_correction=True,
+                 betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
+                 amsgrad=False, adam_w_mode=True, grad_averaging=True,
+                 set_grad_none=True, max_grad_norm=1.0, use_nvlamb=False, *,
+                 check_stale=True):
+        if amsgrad:
+            raise RuntimeError("FusedLAMB does not support the AMSGrad "
+                               "variant.")
+        _spec.check_adam_args(lr, betas, eps, weight_decay)
+        defaults = dict(lr=lr, bias_correction=bias_correction, betas=betas,
+                        eps=eps, weight_decay=weight_decay,
+                        grad_averaging=grad_averaging,
+                        max_grad_norm=max_grad_norm)
+        super().__init__(params, defaults, check_stale)
+        self.adam_w_mode = 1 if adam_w_mode else 0
+        self.set_grad_none = set_grad_none
+        self.use_nvlamb = use_nvlamb
+
+    def zero_grad(self, set_to_none=None):
+        if set_to_none is None and self.set_grad_none:
+            set_to_none = True
+        if set_to_none is None:
+            super().zero_grad()
+        else:
+            super().zero_grad(set_to_none=set_to_none)
+
+    def step(self, closure=None, *, grad_scaler=None):
+        loss = super().step(closure, grad_scaler=grad_scaler)
+        for group in self.param_groups:
+            group["step"] = group.get("step", 0) + 1
+        return loss
+
+    def _kfuse_step_hypers(self, inv_scale):
+        grads = [p.grad for group in self.param_groups
+                 for p in group["params"] if p.grad is not None]
+        if not grads:
+            return {}
+        devices = {grad.device for grad in grads}
+        if len(devices) > 1:
+            raise NotImplementedError(
+                f"{self._kfuse_name}: the global grad norm over params on "
+                f"{len(devices)} devices; use one optimizer per device")
+        grads = [_local(grad) for grad in grads]
+        norms = torch._foreach_norm(grads, 2, dtype=torch.float32)
+        norm = torch.linalg.vector_norm(torch.stack(norms))
+        if inv_scale is not None:
+            norm = norm * inv_scale
+        return {"global_grad_norm": norm,
+                "max_grad_norm": float(self.defaults["max_grad_norm"]),
+                "adam_w_mode": float(self.adam_w_mode),
+                "use_nvlamb": 1.0 if self.use_nvlamb else 0.0}
+
+    def state_dict(self):
+        if self._kfuse_grad_scaling:
+            # Skipped steps were skipped on the device: read its counts.
+            for runtime in self._kfuse_runtimes:
+                if runtime is not None and runtime.cohorts:
+                    count = runtime.cohorts[0].mtu.get_hyper("step")
+                    runtime.group["step"] = int(count)
+        return super().state_dict()
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        for group in self.param_groups:
+            for param in group["params"]:
+                if self.state.get(param):
+                    self._kfuse_hidden_steps[param] = float(
+                        group.get("step", 0))
 
 
 def _class_name(path):

@@ -1,0 +1,238 @@
+//===- SchedulePhases.cpp - order an update's ops into reduction phases --===//
+//
+// A reduction over a whole tensor needs all of its input before anything
+// uses its result, so an update with reductions runs in phases, one pass
+// over memory each: phase 0 reads the arguments, a reduction of a phase-p
+// value ends phase p and its result is known from phase p + 1 on. A tensor
+// value of phase p that phase q > p uses would have to be kept in a
+// temporary as large as the tensor. Instead, phase q reads back what phase p
+// wrote (the new state, as stored) or recomputes it from values it can read,
+// as LAMB's second pass recomputes its update direction from the moments
+// the first pass stored. The ops are then ordered by phase, so that each
+// phase is one run of ops that kfuse-fuse-elementwise makes one region.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace kfuse {
+#define GEN_PASS_DEF_SCHEDULEPHASESPASS
+#include "passes/Passes.h.inc"
+} // namespace kfuse
+
+using namespace mlir;
+using namespace kfuse;
+
+namespace {
+
+/// Elementwise tensor math that a later phase may recompute.
+static bool isRecomputable(Operation *op) {
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+      !isa<RankedTensorType>(op->getResult(0).getType()) ||
+      !isMemoryEffectFree(op))
+    return false;
+  return isa<ConvertOp>(op) ||
+         (op->hasTrait<OpTrait::Elementwise>() &&
+          isa<arith::ArithDialect, math::MathDialect>(op->getDialect()));
+}
+
+/// Whether `op` reads the elements of operand `index`, not only its shape
+/// (a broadcast's `like`, a dim_size's input).
+static bool readsElements(Operation *op, unsigned index) {
+  if (isa<DimSizeOp>(op))
+    return false;
+  if (isa<BroadcastOp>(op))
+    return index == 0;
+  return true;
+}
+
+class PhaseScheduler {
+public:
+  explicit PhaseScheduler(func::FuncOp func) : func(func) {}
+  LogicalResult run();
+  unsigned getNumPhases() const { return numPhases; }
+
+private:
+  unsigned phaseOfValue(Value value) const;
+  /// The value of `value` (of an earlier phase) as phase `phase` can read
+  /// it, built before `user` where it is new.
+  FailureOr<Value> materialize(Value value, unsigned phase, Operation *user);
+  LogicalResult checkWrites();
+  void orderByPhase();
+
+  func::FuncOp func;
+  DenseMap<Operation *, unsigned> phaseOf;
+  /// What each (value, phase) became, so each is built once per phase.
+  DenseMap<std::pair<Value, unsigned>, Value> materialized;
+  /// Values written to an argument, with the write.
+  DenseMap<Value, WriteOp> writeOf;
+  unsigned numPhases = 1;
+};
+
+unsigned PhaseScheduler::phaseOfValue(Value value) const {
+  Operation *def = value.getDefiningOp();
+  return def ? phaseOf.lookup(def) : 0;
+}
+
+FailureOr<Value> PhaseScheduler::materialize(Value value, unsigned phase,
+                                             Operation *user) {
+  if (isa<BlockArgument>(value) || isUniformTensor(value) ||
+      !isa<RankedTensorType>(value.getType()) || phaseOfValue(value) >= phase)
+    return value;
+  if (Value done = materialized.lookup({value, phase}))
+    return done;
+  Operation *def = value.getDefiningOp();
+  OpBuilder builder(user);
+  Value result;
+  if (writeOf.count(value)) {
+    // Written in its own phase: read back from the argument.
+    result = value;
+  } else if (auto stored = llvm::find_if(
+                 value.getUsers(),
+                 [&](Operation *op) {
+                   return isa<ConvertOp>(op) && writeOf.count(op->getResult(0));
+                 });
+             stored != value.getUsers().end()) {
+    // Written in a narrower storage type: read back as stored, rounded.
+    Value storedValue = (*stored)->getResult(0);
+    auto convert = ConvertOp::create(builder, value.getLoc(), value.getType(),
+                                     storedValue);
+    phaseOf[convert] = phase;
+    result = convert;
+  } else if (isRecomputable(def)) {
+    SmallVector<Value> operands;
+    for (Value operand : def->getOperands()) {
+      FailureOr<Value> available = materialize(operand, phase, user);
+      if (failed(available))
+        return failure();
+      operands.push_back(*available);
+    }
+    builder.setInsertionPoint(user);
+    Operation *clone = builder.clone(*def);
+    clone->setOperands(operands);
+    phaseOf[clone] = phase;
+    result = clone->getResult(0);
+  } else {
+    InFlightDiagnostic diag =
+        def->emitOpError()
+        << "computes a tensor in reduction phase " << phaseOfValue(value)
+        << " that phase " << phase
+        << " needs, and it can neither be read back nor recomputed there";
+    diag.attachNote(user->getLoc()) << "used here";
+    return failure();
+  }
+  materialized[{value, phase}] = result;
+  return result;
+}
+
+LogicalResult PhaseScheduler::checkWrites() {
+  // A write takes effect in its value's phase; a later phase must not need
+  // the argument's previous value.
+  for (auto [value, write] : writeOf) {
+    unsigned writePhase = phaseOfValue(value);
+    BlockArgument target = getWriteTarget(write);
+    for (Operation *reader : target.getUsers()) {
+      if (isa<WriteOp>(reader))
+        continue;
+      unsigned readPhase = phaseOf.lookup(reader);
+      if (readPhase <= writePhase)
+        continue;
+      InFlightDiagnostic diag =
+          write.emitOpError()
+          << "writes '" << getArgName(func, target.getArgNumber())
+          << "' in reduction phase " << writePhase << ", but phase "
+          << readPhase
+          << " reads its previous value; compute the new value after the "
+             "reduction, or read the new value instead";
+      diag.attachNote(reader->getLoc()) << "read here";
+      return failure();
+    }
+  }
+  return success();
+}
+
+void PhaseScheduler::orderByPhase() {
+  Block &body = func.getBody().front();
+  SmallVector<SmallVector<Operation *>> buckets(numPhases);
+  for (Operation &op : body.without_terminator())
+    if (!isa<WriteOp>(op))
+      buckets[phaseOf.lookup(&op)].push_back(&op);
+  Operation *terminator = body.getTerminator();
+  for (ArrayRef<Operation *> bucket : buckets)
+    for (Operation *op : bucket)
+      op->moveBefore(terminator);
+  // Writes take effect at the end: they stay last, in their order.
+  SmallVector<WriteOp> writes(body.getOps<WriteOp>());
+  for (WriteOp write : writes)
+    write->moveBefore(terminator);
+}
+
+LogicalResult PhaseScheduler::run() {
+  Block &body = func.getBody().front();
+  if (body.getOps<ReduceOp>().empty())
+    return success();
+  for (Operation &op : body.without_terminator()) {
+    unsigned phase = 0;
+    for (OpOperand &operand : op.getOpOperands())
+      if (readsElements(&op, operand.getOperandNumber()))
+        phase = std::max(phase, phaseOfValue(operand.get()));
+    if (isa<ReduceOp>(op))
+      ++phase;
+    phaseOf[&op] = phase;
+    numPhases = std::max(numPhases, phase + 1);
+    if (auto write = dyn_cast<WriteOp>(op))
+      writeOf[write.getValue()] = write;
+  }
+
+  // Every operand of an earlier phase becomes one this phase can read.
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    if (!isa<WriteOp, ReduceOp>(op))
+      ops.push_back(&op);
+  for (Operation *op : ops) {
+    unsigned phase = phaseOf.lookup(op);
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!readsElements(op, operand.getOperandNumber()))
+        continue;
+      FailureOr<Value> available = materialize(operand.get(), phase, op);
+      if (failed(available))
+        return failure();
+      operand.set(*available);
+    }
+  }
+  if (failed(checkWrites()))
+    return failure();
+
+  // Math that only a later phase used is now dead in its own.
+  SmallVector<Operation *> all;
+  for (Operation &op : body.without_terminator())
+    all.push_back(&op);
+  for (Operation *op : llvm::reverse(all))
+    if (op->use_empty() && !isa<WriteOp>(op) && isMemoryEffectFree(op)) {
+      phaseOf.erase(op);
+      op->erase();
+    }
+  orderByPhase();
+  return success();
+}
+
+struct SchedulePhasesPass
+    : public kfuse::impl::SchedulePhasesPassBase<SchedulePhasesPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!isUpdate(func))
+      return;
+    PhaseScheduler scheduler(func);
+    if (failed(scheduler.run()))
+      return signalPassFailure();
+    numPhases = scheduler.getNumPhases();
+  }
+};
+
+} // namespace
