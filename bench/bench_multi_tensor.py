@@ -528,6 +528,83 @@ def bench_lamb(report, warmup, repeats):
     report.guarded("lamb parity", parity)
 
 
+def bench_adamw_clip(report, warmup, repeats, steps=100):
+    """AdamW with max_grad_norm=1.0 over GPT-2 small: kfuse's AdamW drop-in
+    (the norm in the step's first pass, the clip applied as the update
+    reads the grads: 32 B/element, 4 to read the grads once more) against
+    torch.nn.utils.clip_grad_norm_(foreach=True) then torch's fused AdamW
+    (the norm, then the grads scaled in place: 40 B/element). Wall time per
+    step, the way a training loop pays it; then parity over `steps` steps
+    on fresh grads."""
+    from kfuse.torch import optim as kopt
+
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    case = "adamw_clip.f32.gpt2s"
+
+    def params_with_grads(seed=0):
+        ps, gs, _, _ = make_list(shapes, torch.float32, torch.float32, seed)
+        params = [torch.nn.Parameter(p) for p in ps]
+        for p, g in zip(params, gs):
+            # Large enough that the clip scales every step.
+            p.grad = g
+        return params
+
+    def run_kfuse():
+        params = params_with_grads()
+        opt = kopt.AdamW(params, **TORCH_HP, max_grad_norm=1.0,
+                         check_stale=False)
+        opt.step()
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case, "kfuse_AdamW_max_grad_norm", n, timing, 32,
+                   launches=opt.launches_per_step,
+                   host_ms=host_ms(opt.step, warmup, repeats))
+
+    def run_torch():
+        params = params_with_grads()
+        opt = torch.optim.AdamW(params, **TORCH_HP, fused=True)
+
+        def step():
+            torch.nn.utils.clip_grad_norm_(params, 1.0, foreach=True)
+            opt.step()
+
+        step()
+        timing = time_ms(step, warmup, repeats)
+        report.row(case, "torch_clip_foreach+fused", n, timing, 40,
+                   host_ms=host_ms(step, warmup, repeats))
+
+    report.guarded(f"{case} kfuse", run_kfuse)
+    report.guarded(f"{case} torch", run_torch)
+
+    def parity():
+        sub = shapes[:40]
+        ps, _, _, _ = make_list(sub, torch.float32, torch.float32, seed=9)
+        params = [torch.nn.Parameter(p) for p in ps]
+        ref = [torch.nn.Parameter(p.detach().clone()) for p in ps]
+        opt = kopt.AdamW(params, **TORCH_HP, max_grad_norm=1.0)
+        ref_opt = torch.optim.AdamW(ref, **TORCH_HP, fused=True)
+        gen = torch.Generator(device="cuda").manual_seed(10)
+        clipped = 0
+        for _ in range(steps):
+            for p, r in zip(params, ref):
+                p.grad = torch.randn(p.shape, device="cuda", generator=gen)
+                r.grad = p.grad.clone()
+            norm = torch.nn.utils.clip_grad_norm_(ref, 1.0, foreach=True)
+            clipped += int(norm > 1.0)
+            opt.step()
+            ref_opt.step()
+        error = rel_l2(params, ref)
+        report.data.setdefault("parity", {})["adamw_clip_f32_100_steps"] = {
+            "param_rel_l2": error, "steps_clipped": clipped,
+            "tensors": len(sub)}
+        print(f"adamw_clip parity: param rel L2 {error:.3e}, "
+              f"{clipped} of {steps} steps clipped", flush=True)
+        if not error <= 1e-6:
+            raise AssertionError(f"adamw_clip parity {error:.3e} > 1e-6")
+
+    report.guarded("adamw_clip parity", parity)
+
+
 def bench_graph(report, warmup, repeats):
     """Captures kfuse's step, replays it with the lr changed between replays,
     against eager steps from the same state."""
@@ -776,6 +853,8 @@ def main():
         bench_tiny(report, w, r)
     if want("lamb"):
         bench_lamb(report, w, r)
+    if want("adamw_clip"):
+        bench_adamw_clip(report, w, r)
     if want("graph"):
         report.guarded("adamw.f32.gpt2s.graph",
                        lambda: bench_graph(report, w, r))

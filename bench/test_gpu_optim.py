@@ -557,6 +557,91 @@ def fused_lamb_grad_scaler_skips_inf_steps():
 
 
 @test
+def max_grad_norm_matches_torch_clip():
+    """max_grad_norm= clips inside the step as clip_grad_norm_(foreach)
+    before torch's fused step: params within 1e-6 after 100 steps (the clip
+    active on most of them), grad_norm the norm torch returns, two launches
+    a step, the grads left unscaled."""
+    results = {}
+    for name, cls, torch_cls, hp in (
+            ("adamw", kopt.AdamW, torch.optim.AdamW, dict(lr=1e-3)),
+            ("sgd", kopt.SGD, torch.optim.SGD, dict(lr=1e-2, momentum=0.9))):
+        model = mlp(340)
+        params = list(model.parameters())
+        ref = twin(params)
+        opt = cls(params, max_grad_norm=0.5, **hp)
+        ref_opt = torch_peer(torch_cls, ref, **hp)
+        clipped = 0
+        for batch in batches(STEPS, 341):
+            opt.zero_grad()
+            backward(model, batch)
+            copy_grads(params, ref)
+            grads_before = [p.grad.clone() for p in params]
+            norm = torch.nn.utils.clip_grad_norm_(ref, 0.5, foreach=True)
+            opt.step()
+            ref_opt.step()
+            clipped += int(norm > 0.5)
+            assert all(torch.equal(p.grad, g) for p, g in
+                       zip(params, grads_before)), "a grad was written"
+            assert torch.allclose(opt.grad_norm, norm, rtol=1e-5), \
+                (float(opt.grad_norm), float(norm))
+        torch.cuda.synchronize()
+        assert opt.launches_per_step == 2, opt.launches_per_step
+        assert clipped > STEPS // 2, clipped
+        results[name] = check_close(name, params, ref)
+    return results
+
+
+@test
+def max_grad_norm_under_grad_scaler():
+    """With a GradScaler the norm is of the unscaled grads (as unscale_
+    then clip_grad_norm_), and an inf step is skipped whole."""
+    model = mlp(350)
+    params = list(model.parameters())
+    ref = twin(params)
+    opt = kopt.AdamW(params, lr=1e-3, max_grad_norm=0.5)
+    ref_opt = torch_peer(torch.optim.AdamW, ref, lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 12)
+    ref_scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 12)
+    for i, batch in enumerate(batches(30, 351)):
+        opt.zero_grad(set_to_none=True)
+        backward(model, batch, scaler=scaler, autocast=torch.float16)
+        if i == 10:
+            params[0].grad[0, 0] = float("inf")
+            before = [p.detach().clone() for p in params]
+        copy_grads(params, ref)
+        ref_scaler.scale(torch.zeros((), device="cuda"))
+        ref_scaler.unscale_(ref_opt)
+        torch.nn.utils.clip_grad_norm_(ref, 0.5, foreach=True)
+        scaler.step(opt)
+        ref_scaler.step(ref_opt)
+        scaler.update()
+        ref_scaler.update()
+        if i == 10:
+            torch.cuda.synchronize()
+            assert all(torch.equal(p, b) for p, b in zip(params, before))
+    torch.cuda.synchronize()
+    return {"param_rel_l2": check_close("params", params, ref)}
+
+
+@test
+def max_grad_norm_refuses_several_plans():
+    model = mlp(360)
+    decay = [p for p in model.parameters() if p.dim() > 1]
+    rest = [p for p in model.parameters() if p.dim() <= 1]
+    opt = kopt.AdamW([{"params": decay}, {"params": rest,
+                                          "weight_decay": 0.0}],
+                     max_grad_norm=1.0)
+    backward(model, batches(1, 361)[0])
+    try:
+        opt.step()
+    except NotImplementedError as error:
+        assert "max_grad_norm over 2 plans" in str(error), error
+        return {"message": str(error)[:120]}
+    raise AssertionError("two param groups with max_grad_norm stepped")
+
+
+@test
 def param_groups_with_own_hyperparameters():
     def groups(ps, **extra):
         return [{"params": ps[0::2]},

@@ -135,7 +135,7 @@ public:
            {"entries", "chunks", "num_chunks", "hypers", "found_inf",
             "done_counter", "c", "chunk", "entry", "vector_end", "prev",
             "finite", "nullptr", "atomicAdd", "k", "partials", "totals",
-            "arrivals", "INFINITY"})
+            "arrivals"})
         used.insert(reserved);
     for (const char *reserved :
          {"u",       "n",        "i",         "j",        "count",
@@ -211,7 +211,7 @@ struct KernelBody {
   SmallVector<Value> uniformFields;
   /// Per-tensor reductions this kernel reads (index, local name) and those
   /// it accumulates.
-  SmallVector<std::pair<unsigned, std::string>> reducedInputs;
+  SmallVector<std::pair<unsigned, std::string>> reducedInputs, listInputs;
   std::vector<ChunkReduction> reductions;
 };
 
@@ -414,6 +414,10 @@ LogicalResult UpdateEmitter::collectReduce(ReduceOp reduce) {
     return reduce.emitOpError()
            << "reduces a value that is not an f32 result of a kfuse.fused "
               "region (run kfuse-fuse-elementwise first)";
+  if (auto name =
+          reduce->getAttrOfType<StringAttr>(KFuseDialect::kNameAttrName);
+      name && reduce.getList())
+    plan.listTotals.push_back({name.str(), unsigned(reduces.size())});
   reductionOf[reduce.getResult()] = reduces.size();
   reduces.push_back(reduce);
   return success();
@@ -605,12 +609,17 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       continue;
     }
     if (auto reduced = reductionOf.find(input); reduced != reductionOf.end()) {
-      // Uniform over a tensor: read from the totals once per chunk.
+      // Uniform over a tensor, read from the totals once per chunk, or over
+      // the list, read once.
       std::string name = names.unique(fmt::format("total{}", reduced->second));
-      kernel.reducedInputs.push_back({reduced->second, name});
       uniformNames[element] = name;
-      entryValues.insert(element);
       hostEvaluable = false;
+      if (input.getDefiningOp<ReduceOp>().getList()) {
+        kernel.listInputs.push_back({reduced->second, name});
+        continue;
+      }
+      kernel.reducedInputs.push_back({reduced->second, name});
+      entryValues.insert(element);
       continue;
     }
     if (auto constant = input.getDefiningOp<arith::ConstantOp>()) {
@@ -720,7 +729,8 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
                          ? fmt::format("  {0} = kfuse_maximumf({0}, {1});\n",
                                        accumulator, value)
                          : fmt::format("  {} += {};\n", accumulator, value);
-      kernel.reductions.push_back({index, reduce.getKind(), accumulator});
+      kernel.reductions.push_back(
+          {index, reduce.getKind(), reduce.getList(), accumulator});
     }
 
   // The uniform struct and the element function.
@@ -1050,7 +1060,9 @@ LogicalResult UpdateEmitter::checkMultiTensor() {
   plan.numReductions = reduces.size();
   if (!plan.temporaries.empty())
     return update.emitOpError()
-           << "multi-tensor updates cannot keep temporaries; got "
+           << "multi-tensor updates cannot keep temporaries (tensors one "
+              "region computes, a later one reads and no argument stores; "
+              "fusion makes one region per reduction phase); got "
            << plan.temporaries.size();
   for (BlockArgument arg : update.getArguments()) {
     unsigned index = arg.getArgNumber();
@@ -1127,6 +1139,12 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
     out += "  // Hyperparameters live on the device; the step slot counts the "
            "steps taken.\n" +
            hyperLoads;
+  if (!kernel.listInputs.empty())
+    out += "  // Reductions over the whole list, from an earlier phase.\n";
+  for (auto [index, name] : kernel.listInputs)
+    out +=
+        fmt::format("  const float {} = {};\n", name,
+                    getReducedInput(index, /*list=*/true, plan.numReductions));
   if (!kernel.prologue.empty())
     out += "  // Uniform values, once per thread.\n" + kernel.prologue;
   bool perEntry = !kernel.reducedInputs.empty();
@@ -1140,9 +1158,9 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
     out +=
         "    // The chunk's tensor's reductions, and the values from them.\n";
     for (auto [index, name] : kernel.reducedInputs)
-      out +=
-          fmt::format("    const float {} = totals[chunk.entry * {} + {}];\n",
-                      name, plan.numReductions, index);
+      out += fmt::format(
+          "    const float {} = {};\n", name,
+          getReducedInput(index, /*list=*/false, plan.numReductions));
     for (StringRef line :
          llvm::split(StringRef(kernel.entryPrologue).rtrim('\n'), '\n'))
       if (!line.empty())

@@ -11,6 +11,8 @@
 #include "codegen/CudaMultiTensor.h"
 #include "codegen/CudaOps.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <fmt/format.h>
 
 namespace kfuse {
@@ -113,54 +115,92 @@ static const char *getCombineFunction(ReduceKind kind) {
 }
 
 const char *getReduceIdentity(ReduceKind kind) {
-  return kind == ReduceKind::max ? "-INFINITY" : "0.0f";
+  // -inf by its bits: NVRTC compiles without the headers defining INFINITY.
+  return kind == ReduceKind::max ? "__int_as_float(0xff800000)" : "0.0f";
+}
+
+/// The code of the last block to arrive at `counter` over chunks
+/// [`first`, `end`): each reduction's partials combined in chunk order into
+/// `total(index)`, and the counter reset for the next launch.
+static std::string emitFinish(llvm::ArrayRef<const ChunkReduction *> reductions,
+                              unsigned numReductions, llvm::StringRef flag,
+                              llvm::StringRef counter, llvm::StringRef expected,
+                              llvm::StringRef first, llvm::StringRef end,
+                              llvm::function_ref<std::string(unsigned)> total) {
+  std::string out = fmt::format("    __shared__ bool {0};\n"
+                                "    if (threadIdx.x == 0) {{\n"
+                                "      __threadfence();\n"
+                                "      {0} = atomicAdd(&{1}, 1u) == {2};\n"
+                                "    }}\n"
+                                "    __syncthreads();\n"
+                                "    if ({0}) {{\n"
+                                "      __threadfence();\n",
+                                flag.str(), counter.str(), expected.str());
+  for (const ChunkReduction *reduction : reductions)
+    out += fmt::format(
+        "      {{\n"
+        "        float kfuse_value = {0};\n"
+        "        for (long long k = {4} + threadIdx.x; k < {5};\n"
+        "             k += blockDim.x)\n"
+        "          kfuse_value =\n"
+        "              {1}(kfuse_value, __ldcg(&partials[k * {2} + {3}]));\n"
+        "        kfuse_value = kfuse_block_combine<{1}>(kfuse_value, {0});\n"
+        "        if (threadIdx.x == 0)\n"
+        "          {6} = kfuse_value;\n"
+        "      }}\n",
+        getReduceIdentity(reduction->kind), getCombineFunction(reduction->kind),
+        numReductions, reduction->index, first.str(), end.str(),
+        total(reduction->index));
+  out += fmt::format("      if (threadIdx.x == 0)\n"
+                     "        {} = 0;\n"
+                     "    }}\n",
+                     counter.str());
+  return out;
+}
+
+std::string getReducedInput(unsigned index, bool list, unsigned numReductions) {
+  return list ? fmt::format("totals[{}]", index)
+              : fmt::format("totals[(chunk.entry + 1) * {} + {}]",
+                            numReductions, index);
 }
 
 std::string emitChunkReductions(llvm::ArrayRef<ChunkReduction> reductions,
                                 unsigned numReductions) {
-  std::string out = "    // One partial per chunk and reduction; the last "
+  std::string out = "    // One partial per chunk and reduction. The last "
                     "block to finish a\n"
-                    "    // tensor's chunks combines its partials in chunk "
-                    "order.\n";
-  for (const ChunkReduction &reduction : reductions)
+                    "    // tensor's chunks (or all chunks, for the list) "
+                    "combines the partials\n"
+                    "    // in chunk order.\n";
+  llvm::SmallVector<const ChunkReduction *> perTensor, perList;
+  for (const ChunkReduction &reduction : reductions) {
     out += fmt::format(
         "    {0} = kfuse_block_combine<{1}>({0}, {2});\n"
         "    if (threadIdx.x == 0)\n"
         "      partials[c * {3} + {4}] = {0};\n",
         reduction.accumulator, getCombineFunction(reduction.kind),
         getReduceIdentity(reduction.kind), numReductions, reduction.index);
-  out +=
-      "    __shared__ bool kfuse_last;\n"
-      "    const kfuse_chunk kfuse_first = chunks[entry->first_chunk];\n"
-      "    const long long kfuse_entry_end =\n"
-      "        entry->first_chunk +\n"
-      "        (entry->numel + (kfuse_first.end - kfuse_first.begin) - 1) /\n"
-      "            (kfuse_first.end - kfuse_first.begin);\n"
-      "    if (threadIdx.x == 0) {\n"
-      "      __threadfence();\n"
-      "      kfuse_last = atomicAdd(&arrivals[chunk.entry], 1u) ==\n"
-      "                   kfuse_entry_end - entry->first_chunk - 1;\n"
-      "    }\n"
-      "    __syncthreads();\n"
-      "    if (kfuse_last) {\n"
-      "      __threadfence();\n";
-  for (const ChunkReduction &reduction : reductions)
-    out += fmt::format(
-        "      {{\n"
-        "        float kfuse_value = {0};\n"
-        "        for (long long k = entry->first_chunk + threadIdx.x;\n"
-        "             k < kfuse_entry_end; k += blockDim.x)\n"
-        "          kfuse_value =\n"
-        "              {1}(kfuse_value, __ldcg(&partials[k * {2} + {3}]));\n"
-        "        kfuse_value = kfuse_block_combine<{1}>(kfuse_value, {0});\n"
-        "        if (threadIdx.x == 0)\n"
-        "          totals[chunk.entry * {2} + {3}] = kfuse_value;\n"
-        "      }}\n",
-        getReduceIdentity(reduction.kind), getCombineFunction(reduction.kind),
-        numReductions, reduction.index);
-  out += "      if (threadIdx.x == 0)\n"
-         "        arrivals[chunk.entry] = 0;\n"
-         "    }\n";
+    (reduction.list ? perList : perTensor).push_back(&reduction);
+  }
+  if (!perTensor.empty()) {
+    out += "    const kfuse_chunk kfuse_first = chunks[entry->first_chunk];\n"
+           "    const long long kfuse_entry_end =\n"
+           "        entry->first_chunk +\n"
+           "        (entry->numel + (kfuse_first.end - kfuse_first.begin) - "
+           "1) /\n"
+           "            (kfuse_first.end - kfuse_first.begin);\n";
+    out += emitFinish(
+        perTensor, numReductions, "kfuse_last_of_tensor",
+        "arrivals[chunk.entry + 1]", "kfuse_entry_end - entry->first_chunk - 1",
+        "entry->first_chunk", "kfuse_entry_end", [&](unsigned index) {
+          return getReducedInput(index, /*list=*/false, numReductions);
+        });
+  }
+  if (!perList.empty())
+    out += emitFinish(
+        perList, numReductions, "kfuse_last_of_list", "arrivals[0]",
+        "num_chunks - 1", "0", "num_chunks", [&](unsigned index) {
+          return getReducedInput(index, /*list=*/true, numReductions);
+        });
   return out;
 }
 

@@ -38,8 +38,13 @@ llvm::StringRef getMultiTensorReducePrelude();
 struct ChunkReduction {
   unsigned index;
   ReduceKind kind;
+  bool list; // over the whole table, not per tensor
   std::string accumulator;
 };
+
+/// Where kernels read reduction `index`'s total: the list's, or the tensor
+/// of the current chunk's.
+std::string getReducedInput(unsigned index, bool list, unsigned numReductions);
 
 /// The value a thread's accumulator of `kind` starts from.
 const char *getReduceIdentity(ReduceKind kind);

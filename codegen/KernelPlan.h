@@ -78,12 +78,15 @@ struct KernelParam {
 //   kernel per reduction phase, and each takes three more parameters:
 //     float *partials, float *totals, unsigned int *arrivals
 //   partials: numReductions floats per chunk, at chunk * numReductions + r;
-//   totals: numReductions floats per entry, at entry * numReductions + r;
-//   arrivals: one counter per entry, zero between launches. A kernel whose
-//   phase ends in reductions stores each chunk's partial; the last block to
-//   finish an entry's chunks (counted in arrivals, which it resets) combines
-//   them in chunk order into totals, which later phases read. Only the last
-//   update kernel advances the step.
+//   totals: numReductions floats for the list, at r, then per entry, at
+//   (entry + 1) * numReductions + r;
+//   arrivals: one counter for the list, then one per entry, zero between
+//   launches. A kernel whose phase ends in reductions stores each chunk's
+//   partial; the last block to finish an entry's chunks (counted in
+//   arrivals[entry + 1]), or all chunks (arrivals[0]) for a reduction over
+//   the list, combines them in chunk order into totals and resets the
+//   counter. Later phases read the totals. Only the last update kernel
+//   advances the step.
 // The found-inf scan kernel (KernelInfo::Role::FoundInfScan) has the
 // signature (entries, chunks, num_chunks, const double *hypers,
 // float *found_inf) and sets *found_inf = 1 when any grad element is inf or
@@ -202,6 +205,9 @@ struct KernelPlan {
   /// Per-tensor reductions over all kernels: the floats per chunk and per
   /// entry of the reduction workspace (multi-tensor plans only).
   unsigned numReductions = 0;
+  /// Reductions over the list that have a name (kfuse.name), with their
+  /// index: their totals are values a caller may read (the grad norm).
+  std::vector<std::pair<std::string, unsigned>> listTotals;
   /// Whether the plan skips steps with non-finite grads (kfuse.found_inf:
   /// a FoundInfScan kernel first, then the update gated on its flag).
   bool checksFoundInf = false;

@@ -151,7 +151,7 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   // Per-tensor reductions run over the multi-tensor table: it is what
   // gives each chunk its tensor (a table of one for one tensor).
   bool multiTensor =
-      options.multiTensor ||
+      options.multiTensor || options.clipGradNorm ||
       module.walk([](ReduceOp) { return WalkResult::interrupt(); })
           .wasInterrupted();
   if (options.gradScaling && !multiTensor)
@@ -162,6 +162,9 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   if (options.masterWeights)
     funcPm.addPass(createMasterWeightsPass());
+  // Before grad scaling, which then unscales the norm's reads too.
+  if (options.clipGradNorm)
+    funcPm.addPass(createClipGradNormPass());
   if (options.gradScaling)
     funcPm.addPass(createGradScalingPass());
   SpecializePassOptions specialize;

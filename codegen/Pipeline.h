@@ -45,6 +45,9 @@ struct PipelineOptions {
   /// kfuse-grad-scaling: an `inv_scale` hyper multiplies every grad, and the
   /// step is skipped on the device when a grad is not finite.
   bool gradScaling = false;
+  /// kfuse-clip-grad-norm: the grads are scaled by
+  /// min(max_grad_norm / (their global norm + 1e-6), 1) inside the update.
+  bool clipGradNorm = false;
   /// kfuse-master-weights: params are f32 masters and every one gets a
   /// `<param>_model` copy in the model dtype, written in the same pass.
   bool masterWeights = false;

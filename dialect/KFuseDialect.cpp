@@ -362,5 +362,15 @@ LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be at most 16, got " << value.getInt();
     return success();
   }
+  if (name == kNameAttrName) {
+    // A reduction over the list may be named: its total is a value the
+    // runtime exposes (the grad norm of kfuse-clip-grad-norm).
+    auto reduce = dyn_cast<ReduceOp>(op);
+    if (!reduce || !reduce.getList() || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name
+                               << "' names an argument, or a kfuse.reduce "
+                                  "over the list with a string";
+    return success();
+  }
   return op->emitOpError() << "unknown kfuse attribute '" << name << "'";
 }

@@ -78,6 +78,10 @@ LogicalResult ReduceOp::verify() {
                            << " must be the input's element type " << element;
     return success();
   }
+  if (getList())
+    return emitOpError() << "reduces a " << inputType
+                         << " over the list; only a 1-D tensor or an element "
+                            "reduces over a parameter list";
   auto result = dyn_cast<RankedTensorType>(resultType);
   if (!result)
     return emitOpError() << "result type " << resultType

@@ -65,20 +65,30 @@ def KFuse_ReduceOp : KFuse_Op<"reduce", [Pure]> {
     one value per tensor (per tensor of a multi-tensor list), uniform over
     its elements, such as LAMB's norms of the param and of the update
     direction. In an element-form update the input is the element, and the
-    result is the reduction over its tensor. The interpreter and `kfuse
-    check` evaluate these; the update schedules do not generate code for
-    them yet, and compiling one fails at the op.
+    result is the reduction over its tensor.
 
     ```mlir
     %norm_sq = kfuse.reduce <sum> %p_sq dim 0 : tensor<?xf32> -> f32
     ```
+
+    With `over list` the scalar is one value for the whole parameter list
+    a multi-tensor plan runs over (for one tensor, the same as per tensor),
+    such as the global grad norm of clipping. Updates with reductions run in
+    phases (kfuse-schedule-phases): a reduced value is known from the next
+    phase on.
+
+    ```mlir
+    %grad_norm_sq = kfuse.reduce <sum> %g_sq dim 0 over list : f32 -> f32
+    ```
   }];
   let arguments = (ins KFuse_ReduceKindAttr:$kind,
                        KFuse_FloatScalarOrTensor:$input,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       UnitAttr:$list);
   let results = (outs KFuse_FloatScalarOrTensor:$result);
   let assemblyFormat = [{
-    $kind $input `dim` $dim attr-dict `:` type($input) `->` type($result)
+    $kind $input `dim` $dim (`over` `list` $list^)? attr-dict `:`
+    type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }

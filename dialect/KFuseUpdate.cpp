@@ -2,6 +2,7 @@
 
 #include "dialect/KFuseUpdate.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/raw_ostream.h"
@@ -49,6 +50,29 @@ std::optional<double> getArgDefault(func::FuncOp func, unsigned index) {
           index, KFuseDialect::kDefaultAttrName))
     return value.getValueAsDouble();
   return std::nullopt;
+}
+
+FailureOr<BlockArgument> appendHyperArgument(func::FuncOp func, StringRef name,
+                                             float defaultValue) {
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (getArgName(func, i) == name)
+      return func.emitError()
+             << "argument #" << i << " is already named '" << name << "'";
+  MLIRContext *context = func.getContext();
+  Builder attrs(context);
+  DictionaryAttr argAttrs = attrs.getDictionaryAttr({
+      attrs.getNamedAttr(KFuseDialect::kRoleAttrName,
+                         RoleAttr::get(context, Role::hyper)),
+      attrs.getNamedAttr(KFuseDialect::kNameAttrName,
+                         attrs.getStringAttr(name)),
+      attrs.getNamedAttr(KFuseDialect::kDefaultAttrName,
+                         attrs.getF32FloatAttr(defaultValue)),
+  });
+  unsigned index = func.getNumArguments();
+  if (failed(func.insertArgument(index, Float32Type::get(context), argAttrs,
+                                 func.getLoc())))
+    return failure();
+  return func.getArgument(index);
 }
 
 bool isUniformTensor(Value value) {

@@ -40,6 +40,13 @@ std::optional<double> getArgDefault(mlir::func::FuncOp func, unsigned index);
 /// the enclosing function once verified).
 mlir::BlockArgument getWriteTarget(WriteOp write);
 
+/// Appends an f32 hyper argument `name` with a default to `func`, as the
+/// passes that add one do (grad scaling's inv_scale); an error at the
+/// function when an argument already has the name.
+mlir::FailureOr<mlir::BlockArgument>
+appendHyperArgument(mlir::func::FuncOp func, llvm::StringRef name,
+                    float defaultValue);
+
 /// Whether `value` is one scalar over all elements: a kfuse.broadcast or a
 /// splat constant. Such tensors cost no memory traffic; regions take them
 /// as scalars.

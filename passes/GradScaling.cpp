@@ -29,27 +29,11 @@ struct GradScalingPass
     if (!isUpdate(func) || func->hasAttr(KFuseDialect::kFoundInfAttrName))
       return;
     MLIRContext *context = func.getContext();
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      if (getArgName(func, i) == "inv_scale") {
-        func.emitError() << "argument #" << i
-                         << " is already named 'inv_scale'";
-        return signalPassFailure();
-      }
-
-    Builder attrs(context);
-    Type f32 = Float32Type::get(context);
-    DictionaryAttr argAttrs = attrs.getDictionaryAttr({
-        attrs.getNamedAttr(KFuseDialect::kRoleAttrName,
-                           RoleAttr::get(context, Role::hyper)),
-        attrs.getNamedAttr(KFuseDialect::kNameAttrName,
-                           attrs.getStringAttr("inv_scale")),
-        attrs.getNamedAttr(KFuseDialect::kDefaultAttrName,
-                           attrs.getF32FloatAttr(1.0f)),
-    });
     unsigned index = func.getNumArguments();
-    if (failed(func.insertArgument(index, f32, argAttrs, func.getLoc())))
+    FailureOr<BlockArgument> invScale =
+        appendHyperArgument(func, "inv_scale", 1.0f);
+    if (failed(invScale))
       return signalPassFailure();
-    BlockArgument invScale = func.getArgument(index);
 
     OpBuilder builder(context);
     builder.setInsertionPointToStart(&func.getBody().front());
@@ -57,7 +41,7 @@ struct GradScalingPass
       if (getArgRole(func, i) != Role::grad)
         continue;
       BlockArgument grad = func.getArgument(i);
-      auto scale = BroadcastOp::create(builder, grad.getLoc(), invScale, grad);
+      auto scale = BroadcastOp::create(builder, grad.getLoc(), *invScale, grad);
       auto unscaled =
           arith::MulFOp::create(builder, grad.getLoc(), grad, scale);
       grad.replaceAllUsesExcept(unscaled,

@@ -16,6 +16,10 @@ namespace kfuse {
 
 /// The MLIR element type of a storage dtype name (f32, bf16, f16 and their
 /// long forms), or null if unknown: the specialization passes' dtype options.
+/// The hyper kfuse-clip-grad-norm adds, and the name of its list reduction.
+inline constexpr llvm::StringLiteral kMaxGradNormName = "max_grad_norm";
+inline constexpr llvm::StringLiteral kGradNormSqName = "grad_norm_sq";
+
 mlir::Type parseStorageType(mlir::MLIRContext *context, llvm::StringRef name);
 
 /// Gives tensor argument `arg` the type `storageType` while the body keeps

@@ -204,6 +204,23 @@ def GradScalingPass : Pass<"kfuse-grad-scaling", "mlir::func::FuncOp"> {
   let dependentDialects = ["::kfuse::KFuseDialect"];
 }
 
+def ClipGradNormPass : Pass<"kfuse-clip-grad-norm", "mlir::func::FuncOp"> {
+  let summary = "clip the grads by their global norm inside the update";
+  let description = [{
+    torch.nn.utils.clip_grad_norm_ semantics, fused: adds a hyper argument
+    `max_grad_norm` (default 1.0), reduces the squares of every grad over
+    the whole parameter list (`kfuse.reduce ... over list`, named
+    `grad_norm_sq`, which the runtime exposes as a device value), and
+    multiplies every other read of a grad by
+    min(max_grad_norm / (sqrt(grad_norm_sq) + 1e-6), 1). The update then
+    runs in two phases: the norm, then the update with clipped grads. The
+    grads are read twice and not written; torch's clip writes them.
+    Applied before kfuse-grad-scaling, the norm is of the unscaled grads.
+  }];
+  let dependentDialects = ["::kfuse::KFuseDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def MasterWeightsPass : Pass<"kfuse-master-weights", "mlir::func::FuncOp"> {
   let summary = "write a low-precision model copy of f32 master params";
   let description = [{

@@ -287,12 +287,14 @@ kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
     *out = nullptr;
     if (!update)
       return fail(KFUSE_INVALID_ARGUMENT, "update is null");
-    if (flags & ~(KFUSE_PLAN_GRAD_SCALING | KFUSE_PLAN_MASTER_WEIGHTS))
+    if (flags & ~(KFUSE_PLAN_GRAD_SCALING | KFUSE_PLAN_MASTER_WEIGHTS |
+                  KFUSE_PLAN_CLIP_GRAD_NORM))
       return fail(KFUSE_INVALID_ARGUMENT,
                   "unknown plan flags " + std::to_string(flags));
     MultiTensorPlanOptions options;
     options.gradScaling = flags & KFUSE_PLAN_GRAD_SCALING;
     options.masterWeights = flags & KFUSE_PLAN_MASTER_WEIGHTS;
+    options.clipGradNorm = flags & KFUSE_PLAN_CLIP_GRAD_NORM;
     std::vector<ArgInfo> infos =
         planArgInfos(update->update->args(), options.masterWeights);
     if (kfuse_status status =
@@ -465,6 +467,33 @@ kfuse_status kfuse_plan_bind_found_inf(kfuse_plan *plan,
     if (!plan)
       return fail(KFUSE_INVALID_ARGUMENT, "plan is null");
     if (llvm::Error error = plan->plan->bindFoundInfStorage(device_address))
+      return fail(std::move(error));
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_total_slot(const kfuse_plan *plan, const char *name,
+                                   size_t *slot, size_t *num_floats) {
+  return guarded([&] {
+    if (!plan || !name || !slot || !num_floats)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan, name, slot or num_floats is "
+                                          "null");
+    llvm::Expected<size_t> found = plan->plan->totalSlot(name);
+    if (!found)
+      return fail(found.takeError());
+    *slot = *found;
+    *num_floats = plan->plan->numTotals();
+    return succeed();
+  });
+}
+
+kfuse_status kfuse_plan_bind_totals(kfuse_plan *plan, uint64_t device_address,
+                                    size_t num_floats) {
+  return guarded([&] {
+    if (!plan)
+      return fail(KFUSE_INVALID_ARGUMENT, "plan is null");
+    if (llvm::Error error =
+            plan->plan->bindTotalsStorage(device_address, num_floats))
       return fail(std::move(error));
     return succeed();
   });

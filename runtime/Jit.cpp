@@ -124,6 +124,8 @@ std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
     hash.field("grad-scaling");
   if (options.masterWeights)
     hash.field("master-weights");
+  if (options.clipGradNorm)
+    hash.field("clip-grad-norm");
   return hash.hex();
 }
 
@@ -222,7 +224,8 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
            o.maxGroupSize == options.maxGroupSize &&
            o.multiTensor == options.multiTensor &&
            o.gradScaling == options.gradScaling &&
-           o.masterWeights == options.masterWeights;
+           o.masterWeights == options.masterWeights &&
+           o.clipGradNorm == options.clipGradNorm;
   };
   {
     std::lock_guard<std::mutex> lock(compiledMutex);
@@ -446,7 +449,7 @@ static llvm::Error prepareTemporaries(CudaDriver &driver,
 
 llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
                            const PipelineOptions &options) {
-  if (options.multiTensor || options.gradScaling)
+  if (options.multiTensor || options.gradScaling || options.clipGradNorm)
     return makeError(ErrorCode::InvalidArgument,
                      "multi-tensor and grad-scaling updates run through a "
                      "MultiTensorPlan, not Update::launch");

@@ -144,8 +144,17 @@ llvm::Error checkMultiTensorPlan(const KernelPlan &plan,
                     " tensor arguments, the update has " +
                     llvm::Twine(expected.size()));
   bool scanSeen = false;
-  for (const KernelInfo &kernel : plan.kernels)
+  size_t updateKernels = 0;
+  for (const KernelInfo &kernel : plan.kernels) {
     scanSeen |= kernel.role == KernelInfo::Role::FoundInfScan;
+    updateKernels += kernel.role == KernelInfo::Role::Update;
+  }
+  // Kernels of reduction phases take the workspace parameters; one update
+  // kernel never does.
+  if ((updateKernels > 1) != (plan.numReductions > 0))
+    return internal(what + " has " + llvm::Twine(updateKernels) +
+                    " update kernels and " + llvm::Twine(plan.numReductions) +
+                    " reductions; phases come with reductions");
   if (scanSeen != gradScaling)
     return internal(what + (gradScaling ? " lacks" : " has") +
                     " a found-inf scan kernel");
@@ -213,6 +222,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   pipeline.multiTensor = true;
   pipeline.gradScaling = options.gradScaling;
   pipeline.masterWeights = options.masterWeights;
+  pipeline.clipGradNorm = options.clipGradNorm;
   llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
       update.compile(*spec, pipeline);
   if (!compiled)
@@ -304,12 +314,13 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
     if (llvm::Error error =
             upload(self.partials, nullptr, perChunk * table->chunks.size()))
       return std::move(error);
-    if (llvm::Error error =
-            upload(self.totals, nullptr, perChunk * table->entries.size()))
+    // Slot 0 of totals and arrivals is the whole list's, then one per
+    // entry.
+    size_t slots = table->entries.size() + 1;
+    if (llvm::Error error = upload(self.totals, nullptr, perChunk * slots))
       return std::move(error);
     if (llvm::Error error =
-            upload(self.arrivals, nullptr,
-                   sizeof(unsigned int) * table->entries.size()))
+            upload(self.arrivals, nullptr, sizeof(unsigned int) * slots))
       return std::move(error);
   }
   // Copies from pageable memory may still be in flight when they return,
@@ -592,6 +603,33 @@ llvm::Error MultiTensorPlan::bindFoundInfStorage(CUdeviceptr address) {
     return invalid("found_inf storage at " + llvm::Twine(address) +
                    " is null or not 4-byte aligned");
   foundInfAddress = address;
+  return llvm::Error::success();
+}
+
+size_t MultiTensorPlan::numTotals() const {
+  return totals.size() / sizeof(float);
+}
+
+llvm::Expected<size_t> MultiTensorPlan::totalSlot(llvm::StringRef name) const {
+  for (const auto &[total, index] : compiled->plan.listTotals)
+    if (total == name)
+      return index;
+  std::string known;
+  for (const auto &[total, index] : compiled->plan.listTotals)
+    known += (known.empty() ? "" : ", ") + total;
+  return invalid("the plan has no reduction over the list named '" + name +
+                 "'" + (known.empty() ? "" : "; it has " + known));
+}
+
+llvm::Error MultiTensorPlan::bindTotalsStorage(CUdeviceptr address,
+                                               size_t floats) {
+  if (!totalsAddress)
+    return invalid("the plan has no reductions");
+  if (floats < numTotals() || address == 0 || address % alignof(float) != 0)
+    return invalid("reduction totals need " + llvm::Twine(numTotals()) +
+                   " floats at a 4-byte aligned address; got " +
+                   llvm::Twine(floats) + " at " + llvm::Twine(address));
+  totalsAddress = address;
   return llvm::Error::success();
 }
 

@@ -59,6 +59,7 @@ std::vector<ArgInfo> planArgInfos(llvm::ArrayRef<ArgInfo> updateArgs,
 struct MultiTensorPlanOptions {
   bool gradScaling = false;   // kfuse-grad-scaling: inv_scale + found_inf
   bool masterWeights = false; // kfuse-master-weights: model copies
+  bool clipGradNorm = false;  // kfuse-clip-grad-norm: max_grad_norm
   int64_t chunkElements = defaultChunkElements();
 };
 
@@ -127,6 +128,15 @@ public:
                                CUstream stream);
   /// Moves the found_inf flag to caller-owned device memory (one float).
   llvm::Error bindFoundInfStorage(CUdeviceptr address);
+
+  /// The slot in the reduction totals of the named reduction over the
+  /// list (e.g. "grad_norm_sq" of kfuse-clip-grad-norm), after a step its
+  /// value, and the floats the totals hold.
+  llvm::Expected<size_t> totalSlot(llvm::StringRef name) const;
+  size_t numTotals() const;
+  /// Moves the reduction totals to caller-owned device memory of
+  /// numTotals() floats (made current by each step's reduction phases).
+  llvm::Error bindTotalsStorage(CUdeviceptr address, size_t floats);
 
   /// The plan's arguments: the update's, then those the pipeline added.
   llvm::ArrayRef<ArgInfo> args() const { return compiled->plan.args; }

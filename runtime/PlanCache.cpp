@@ -13,7 +13,7 @@
 namespace kfuse {
 
 /// Bump when the encoding below changes.
-static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-1";
+static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-2";
 
 std::string planEntryKey(llvm::StringRef compileKey) {
   CacheKeyHasher hash;
@@ -280,6 +280,9 @@ std::string encodePlanEntry(const KernelPlan &plan, llvm::StringRef imageKey,
     temporaries.push_back(enumValue(dtype));
   for (unsigned index : plan.tensorArgs)
     tensorArgs.push_back(index);
+  Array listTotals;
+  for (const auto &[name, index] : plan.listTotals)
+    listTotals.push_back(Object{{"name", name}, {"index", index}});
   Object entry{{"format", kPlanFormat},
                {"image_key", imageKey},
                {"driver_version", driverVersion},
@@ -296,7 +299,9 @@ std::string encodePlanEntry(const KernelPlan &plan, llvm::StringRef imageKey,
                {"multi_tensor", plan.multiTensor},
                {"tensor_args", std::move(tensorArgs)},
                {"step_arg", plan.stepArg},
-               {"checks_found_inf", plan.checksFoundInf}};
+               {"checks_found_inf", plan.checksFoundInf},
+               {"num_reductions", plan.numReductions},
+               {"list_totals", std::move(listTotals)}};
   std::string bytes;
   llvm::raw_string_ostream(bytes) << Value(std::move(entry));
   return bytes;
@@ -350,6 +355,15 @@ llvm::Expected<PlanEntry> decodePlanEntry(llvm::StringRef bytes) {
   reader.unsignedArray("tensor_args", plan.tensorArgs);
   reader.read("step_arg", plan.stepArg);
   reader.read("checks_found_inf", plan.checksFoundInf);
+  reader.read("num_reductions", plan.numReductions);
+  reader.objects("list_totals", [&](Reader &item) {
+    std::pair<std::string, unsigned> total;
+    item.read("name", total.first);
+    item.read("index", total.second);
+    if (total.second >= plan.numReductions)
+      item.fail("a list total's index is out of range");
+    plan.listTotals.push_back(std::move(total));
+  });
   // What the runtime indexes with: argument and temporary indices.
   for (const KernelInfo &kernel : plan.kernels) {
     for (const KernelParam &param : kernel.params) {

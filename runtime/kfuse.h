@@ -116,8 +116,17 @@ typedef struct kfuse_plan kfuse_plan;
  * the table once, in the current CUDA context (device 0's primary context
  * when the thread has none). The tensors must not move while the plan is
  * used: check with kfuse_plan_matches and rebuild when they did. Chunks
- * hold 16384 elements (KFUSE_CHUNK_ELEMENTS overrides, for measuring). */
-enum { KFUSE_PLAN_GRAD_SCALING = 1, KFUSE_PLAN_MASTER_WEIGHTS = 2 };
+ * hold 16384 elements (KFUSE_CHUNK_ELEMENTS overrides, for measuring).
+ * KFUSE_PLAN_CLIP_GRAD_NORM adds a hyper "max_grad_norm" (initially 1.0) and
+ * scales the grads inside the update by min(max_grad_norm / (global norm +
+ * 1e-6), 1), as torch's clip_grad_norm_ (the grads themselves are not
+ * written); the squared norm is the list total "grad_norm_sq"
+ * (kfuse_plan_total_slot). */
+enum {
+  KFUSE_PLAN_GRAD_SCALING = 1,
+  KFUSE_PLAN_MASTER_WEIGHTS = 2,
+  KFUSE_PLAN_CLIP_GRAD_NORM = 4
+};
 KFUSE_API kfuse_status kfuse_plan_create(kfuse_update *update,
                                          const kfuse_arg *tensors,
                                          size_t num_groups,
@@ -189,6 +198,19 @@ KFUSE_API kfuse_status kfuse_plan_bind_hypers(kfuse_plan *plan,
 /* Moves the found_inf flag into caller-owned device memory (one float). */
 KFUSE_API kfuse_status kfuse_plan_bind_found_inf(kfuse_plan *plan,
                                                  uint64_t device_address);
+
+/* Plans of updates with reductions keep their totals (floats) on the
+ * device, current after each step. The slot of the reduction over the list
+ * named `name` (e.g. "grad_norm_sq" with KFUSE_PLAN_CLIP_GRAD_NORM), and the
+ * floats the totals hold; fails for a name the plan lacks. */
+KFUSE_API kfuse_status kfuse_plan_total_slot(const kfuse_plan *plan,
+                                             const char *name, size_t *slot,
+                                             size_t *num_floats);
+/* Moves the totals into caller-owned device memory of at least num_floats
+ * floats (kfuse_plan_total_slot), e.g. a framework tensor. */
+KFUSE_API kfuse_status kfuse_plan_bind_totals(kfuse_plan *plan,
+                                              uint64_t device_address,
+                                              size_t num_floats);
 
 /* The plan's arguments: the update's, then those it adds ("inv_scale"). */
 KFUSE_API size_t kfuse_plan_num_args(const kfuse_plan *plan);

@@ -216,6 +216,10 @@ def lib():
         "kfuse_plan_bind_hypers": (status, [
             plan_p, u64, ctypes.c_size_t, ctypes.c_void_p]),
         "kfuse_plan_bind_found_inf": (status, [plan_p, u64]),
+        "kfuse_plan_total_slot": (status, [
+            plan_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t),
+            ctypes.POINTER(ctypes.c_size_t)]),
+        "kfuse_plan_bind_totals": (status, [plan_p, u64, ctypes.c_size_t]),
         "kfuse_plan_num_args": (ctypes.c_size_t, [plan_p]),
         "kfuse_plan_arg_info": (status, [
             plan_p, ctypes.c_size_t, ctypes.POINTER(ArgInfoStruct)]),

@@ -46,6 +46,7 @@ _data_ptr = None  # torch.Tensor.data_ptr, bound on first use
 # kfuse_plan_create flags and kfuse_plan_step_phases phases (runtime/kfuse.h).
 _GRAD_SCALING = 1
 _MASTER_WEIGHTS = 2
+_CLIP_GRAD_NORM = 4
 _STEP_ZERO_FOUND_INF = 1
 _STEP_SCAN = 2
 _STEP_UPDATE = 4
@@ -108,6 +109,18 @@ class _Plan:
             check(lib().kfuse_plan_bind_hypers(
                 self.handle, self.hypers.data_ptr(), len(self.arg_names),
                 ctypes.c_void_p(stream.cuda_stream or None)))
+            # The grad norm of clipping, a view of the totals in torch memory.
+            self.grad_norm_sq = None
+            if flags & _CLIP_GRAD_NORM:
+                slot, floats = ctypes.c_size_t(), ctypes.c_size_t()
+                check(lib().kfuse_plan_total_slot(
+                    self.handle, b"grad_norm_sq", ctypes.byref(slot),
+                    ctypes.byref(floats)))
+                self.totals = torch.zeros(floats.value, dtype=torch.float32,
+                                          device=self.device)
+                check(lib().kfuse_plan_bind_totals(
+                    self.handle, self.totals.data_ptr(), floats.value))
+                self.grad_norm_sq = self.totals[slot.value]
             self.found_inf = None
             if flags & _GRAD_SCALING:
                 # Plans that skip together share one flag.
@@ -160,11 +173,17 @@ class MultiTensorUpdate:
     the initial hyperparameters (IR defaults otherwise; "step" defaults to
     0 steps taken). With `grad_scaling`, grads are multiplied by the hyper
     "inv_scale" (1.0 at first) and a step with an inf or NaN grad changes
-    nothing, decided on the device (`found_inf` shows the flag).
+    nothing, decided on the device (`found_inf` shows the flag). With
+    `clip_grad_norm`, the grads are scaled inside the update by
+    min(max_grad_norm / (their global norm + 1e-6), 1), as
+    torch.nn.utils.clip_grad_norm_ (the hyper "max_grad_norm", 1.0 unless
+    given; the grads themselves are not written), and `grad_norm` is the
+    norm of the last step, a device tensor.
     """
 
     def __init__(self, update, groups, hypers=None, grad_scaling=False,
-                 check_stale=True, grads_of=None, master_weights=False):
+                 check_stale=True, grads_of=None, master_weights=False,
+                 clip_grad_norm=False):
         if getattr(lib(), "kfuse_missing", None):
             raise KfuseError(
                 f"{lib()._name} predates multi-tensor plans (it lacks "
@@ -178,6 +197,7 @@ class MultiTensorUpdate:
         self.update = update
         self.grad_scaling = bool(grad_scaling)
         self.master_weights = bool(master_weights)
+        self.clip_grad_norm = bool(clip_grad_norm)
         if check_stale not in (True, False, "grads"):
             raise _invalid(f"check_stale={check_stale!r}; expected True, "
                            "False or \"grads\"")
@@ -205,6 +225,12 @@ class MultiTensorUpdate:
                                           for n in self._tensor_names)
             by_signature.setdefault(key, []).append(index)
         devices = {key[0] for key in by_signature}
+        if self.clip_grad_norm and len(by_signature) > 1:
+            raise _invalid(
+                f"clip_grad_norm over {len(by_signature)} plans (devices or "
+                "dtype signatures): the norm must cover every grad, and a "
+                "plan reduces its own; give the update one device and one "
+                "dtype per role")
         if self.grad_scaling and len(devices) > 1:
             raise _invalid(
                 f"grad scaling over {len(devices)} devices: a step must be "
@@ -215,7 +241,8 @@ class MultiTensorUpdate:
         try:
             for indices in by_signature.values():
                 flags = ((_GRAD_SCALING if self.grad_scaling else 0) |
-                         (_MASTER_WEIGHTS if self.master_weights else 0))
+                         (_MASTER_WEIGHTS if self.master_weights else 0) |
+                         (_CLIP_GRAD_NORM if self.clip_grad_norm else 0))
                 self.plans.append(_Plan(torch, update, self.args,
                                         self._groups, indices, self._hypers,
                                         flags, self._tensor_names[0],
@@ -223,6 +250,8 @@ class MultiTensorUpdate:
                 shared_found_inf = self.plans[-1].found_inf
             if self._initial_inv_scale is not None:
                 self.set_hyper("inv_scale", self._initial_inv_scale)
+            if self._initial_max_grad_norm is not None:
+                self.set_hyper("max_grad_norm", self._initial_max_grad_norm)
         except BaseException:
             self._destroy()
             raise
@@ -283,7 +312,8 @@ class MultiTensorUpdate:
 
     def _initial_hypers(self, torch, given):
         names = [a.name for a in self.update.args if a.role == "hyper"]
-        allowed = names + (["inv_scale"] if self.grad_scaling else [])
+        allowed = names + (["inv_scale"] if self.grad_scaling else []) + \
+            (["max_grad_norm"] if self.clip_grad_norm else [])
         unknown = sorted(set(given) - set(allowed))
         if unknown:
             raise _invalid("unknown hyperparameter(s) " +
@@ -304,6 +334,7 @@ class MultiTensorUpdate:
                     value = info.default
             values[info.name] = hyper_value(info.name, value)
         self._initial_inv_scale = given.get("inv_scale")
+        self._initial_max_grad_norm = given.get("max_grad_norm")
         return values
 
     # -- stepping -----------------------------------------------------------
@@ -410,7 +441,8 @@ class MultiTensorUpdate:
         grads_of = self._grads_of
         self._destroy()
         self.__init__(self.update, groups, hypers, self.grad_scaling,
-                      self.check_stale, grads_of, self.master_weights)
+                      self.check_stale, grads_of, self.master_weights,
+                      self.clip_grad_norm)
 
     # -- hyperparameters ----------------------------------------------------
 
@@ -451,6 +483,15 @@ class MultiTensorUpdate:
         return [plan.hypers[plan.slot(name)] for plan in self.plans]
 
     @property
+    def grad_norm(self):
+        """The global grad norm the last step clipped by (a 0-dim float32
+        device tensor, computed without a host sync), or None without
+        clip_grad_norm."""
+        if not self.clip_grad_norm:
+            return None
+        return self.plans[0].grad_norm_sq.sqrt()
+
+    @property
     def found_inf(self):
         """The found_inf flag (float32, 1 element; nonzero after a step that
         saw a non-finite grad), or None without grad scaling."""
@@ -487,7 +528,7 @@ class MultiTensorUpdate:
 
 def multi_tensor(update, params, grads=None, states=None, grad_scaling=False,
                  check_stale=True, model_params=None, grads_of=None,
-                 **hypers):
+                 clip_grad_norm=False, **hypers):
     """A MultiTensorUpdate from parallel lists.
 
     `params`: the parameters; `grads`: their grads (default: each param's
@@ -497,7 +538,8 @@ def multi_tensor(update, params, grads=None, states=None, grad_scaling=False,
     bf16/f16 model copies, written in the same pass (master weights);
     `grads_of`: instead of `params`, the objects whose .grad is read at
     every step, one a param (kfuse.torch.optim passes the local shards of
-    DTensor params, whose grads live on the DTensors).
+    DTensor params, whose grads live on the DTensors); `clip_grad_norm`: see
+    MultiTensorUpdate.
     """
     from . import Update
     if not isinstance(update, Update):
@@ -548,4 +590,5 @@ def multi_tensor(update, params, grads=None, states=None, grad_scaling=False,
         raise _invalid(f"{len(params)} params but {len(model_params)} "
                        "model_params")
     return MultiTensorUpdate(update, groups, hypers, grad_scaling, check_stale,
-                             grads_of, master_weights=model_params is not None)
+                             grads_of, master_weights=model_params is not None,
+                             clip_grad_norm=clip_grad_norm)

@@ -508,3 +508,48 @@ TEST(MultiTensorLibraryTest, LibraryOptimizersCompile) {
 }
 
 } // namespace
+
+/// LAMB's per-tensor norms make two reduction phases after the found-inf
+/// scan: the first reads param, grad and both moments and stores the
+/// moments; the second reads the moments back with the param and stores
+/// the param. 44 bytes per element: the fewest a two-pass LAMB moves, plus
+/// the scan's read of the grad. Only the last phase advances the step.
+TEST_F(MultiTensorEmitterTest, LambRunsInTwoPhases) {
+  std::string path = std::string(KFUSE_SOURCE_DIR) + "/library/optim/lamb.mlir";
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  ASSERT_TRUE(bool(buffer)) << path;
+  PipelineOptions options;
+  options.gradScaling = true; // implies the multi-tensor schedule it needs
+  llvm::Expected<KernelPlan> plan = compileToPlan(
+      (*buffer)->getBuffer(), path, Specialization(), options, /*ptxSm=*/0);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_TRUE(plan->multiTensor);
+  EXPECT_EQ(plan->numReductions, 2u);
+  ASSERT_EQ(plan->kernels.size(), 3u);
+  EXPECT_EQ(plan->kernels[0].role, KernelInfo::Role::FoundInfScan);
+  EXPECT_EQ(plan->kernels[1].name, "kfuse_lamb_phase0");
+  EXPECT_EQ(plan->kernels[2].name, "kfuse_lamb_phase1");
+  auto tensors = [](const KernelInfo &kernel) {
+    std::vector<std::tuple<unsigned, bool, bool>> out;
+    for (const KernelParam &param : kernel.params)
+      if (param.kind == KernelParam::Kind::Tensor)
+        out.emplace_back(param.index, param.read, param.written);
+    llvm::sort(out);
+    return out;
+  };
+  using Access = std::vector<std::tuple<unsigned, bool, bool>>;
+  EXPECT_EQ(tensors(plan->kernels[1]), (Access{{0, true, false},
+                                               {1, true, false},
+                                               {2, true, true},
+                                               {3, true, true}}));
+  EXPECT_EQ(tensors(plan->kernels[2]),
+            (Access{{0, true, true}, {2, true, false}, {3, true, false}}));
+  EXPECT_EQ(plan->bytesPerElement(), 4u * (1 + 6 + 4));
+  std::string_view source = plan->source;
+  size_t phase1 = source.find("kfuse_lamb_phase1(");
+  ASSERT_NE(phase1, std::string_view::npos);
+  EXPECT_EQ(source.substr(0, phase1).find("atomicAdd(done_counter"),
+            std::string_view::npos);
+  EXPECT_NE(source.substr(phase1).find("atomicAdd(done_counter"),
+            std::string_view::npos);
+}

@@ -98,6 +98,11 @@ static cl::opt<bool>
                 cl::desc("unscale grads by inv_scale and skip steps with "
                          "non-finite grads"),
                 KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<bool> clipGradNorm(
+    "clip-grad-norm",
+    cl::desc("scale grads by min(max_grad_norm / (global norm + 1e-6), 1) "
+             "inside the update"),
+    KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<unsigned>
     maxGroupSize("max-group-size",
                  cl::desc("most elementwise ops in one kernel (0: no limit)"),
@@ -189,7 +194,7 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.updateOnly = givenOptions(
       {&paramDType, &gradDType, &stateDType, &modelDType, &masterWeights,
        &numelMultiple, &codegen, &noFusion, &multiTensor, &gradScaling,
-       &maxGroupSize, &compileNumel, &checkNumel, &steps});
+       &clipGradNorm, &maxGroupSize, &compileNumel, &checkNumel, &steps});
   options.normOnly = givenOptions({&normCols, &inputDType, &weightDType});
   auto parse = [](StringRef option, StringRef value) -> Expected<DType> {
     if (std::optional<DType> dtype = parseDType(value.str());
@@ -230,6 +235,7 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.pipeline.maxGroupSize = maxGroupSize;
   options.pipeline.multiTensor = multiTensor;
   options.pipeline.gradScaling = gradScaling;
+  options.pipeline.clipGradNorm = clipGradNorm;
   options.pipeline.masterWeights = masterWeights;
   options.arch = arch;
   // Checked whatever --emit asks for: the arch is part of what the compile

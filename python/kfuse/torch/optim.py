@@ -312,6 +312,13 @@ class KfuseOptimizer(torch.optim.Optimizer):
     tensor's address each step (a moved param or state triggers a rebuild),
     "grads" only follows reallocated grads, False checks nothing (the grads
     must then never move either: zero_grad(set_to_none=False)).
+
+    `max_grad_norm` (keyword only; None: off) clips inside the step, as
+    torch.nn.utils.clip_grad_norm_(params, max_grad_norm) right before it
+    would: the global norm over every grad is reduced in the step's first
+    pass and the grads are scaled as the update reads them (they are not
+    written). `grad_norm` is then the norm of the last step, a device
+    tensor. Under a GradScaler the norm is of the unscaled grads.
     """
 
     _kfuse_spec = None
@@ -319,7 +326,8 @@ class KfuseOptimizer(torch.optim.Optimizer):
     # and checking the grads itself.
     _step_supports_amp_scaling = True
 
-    def __init__(self, params, defaults, check_stale=True):
+    def __init__(self, params, defaults, check_stale=True,
+                 max_grad_norm=None):
         spec = self._kfuse_spec
         if spec is None:
             raise TypeError("KfuseOptimizer has no update: use AdamW, Adam, "
@@ -328,11 +336,15 @@ class KfuseOptimizer(torch.optim.Optimizer):
             raise ValueError(f"check_stale={check_stale!r}; expected True, "
                              "False or \"grads\"")
         spec.check_supported(defaults)
+        if max_grad_norm is not None and not max_grad_norm > 0:
+            raise ValueError(f"Invalid max_grad_norm: {max_grad_norm}")
         self._kfuse_reset(check_stale)
+        self._kfuse_max_grad_norm = max_grad_norm
         super().__init__(params, defaults)
 
     def _kfuse_reset(self, check_stale=True):
         self._kfuse_check_stale = check_stale
+        self._kfuse_max_grad_norm = None
         self._kfuse_runtimes = []  # one per param group, built lazily
         self._kfuse_hidden_steps = {}  # param -> count ("hidden" variants)
         self._kfuse_grad_scaling = False
@@ -513,6 +525,13 @@ class KfuseOptimizer(torch.optim.Optimizer):
                                    f"is stale right after a rebuild: {reason}")
 
         plans = [plan for index in active for plan in runtimes[index].plans()]
+        if self._kfuse_max_grad_norm is not None and len(plans) > 1:
+            raise NotImplementedError(
+                f"{self._kfuse_name}: max_grad_norm over {len(plans)} plans "
+                "(param groups, devices, dtypes or step counts): the clip "
+                "norm must cover every grad, and each plan reduces its own; "
+                "use one param group of one dtype, or "
+                "torch.nn.utils.clip_grad_norm_")
         scaling = self._kfuse_grad_scaling
         if scaling:
             devices = {plan.device for plan in plans}
@@ -557,7 +576,20 @@ class KfuseOptimizer(torch.optim.Optimizer):
         """Hypers every plan gets at this step beyond its group's options
         ({IR name: number or CUDA tensor}); `inv_scale` is GradScaler's
         (a CUDA tensor) or None."""
-        return {}
+        if self._kfuse_max_grad_norm is None:
+            return {}
+        return {"max_grad_norm": float(self._kfuse_max_grad_norm)}
+
+    @property
+    def grad_norm(self):
+        """With max_grad_norm: the global grad norm the last step clipped
+        by (a 0-dim float32 CUDA tensor, no host sync), else None."""
+        if self._kfuse_max_grad_norm is None:
+            return None
+        for runtime in self._kfuse_runtimes:
+            if runtime is not None and runtime.cohorts:
+                return runtime.cohorts[0].mtu.grad_norm
+        return None
 
     def _kfuse_prepare(self, runtime, capturing):
         for cohort in runtime.cohorts:
@@ -662,12 +694,15 @@ class KfuseOptimizer(torch.optim.Optimizer):
             if any(map(_is_dtensor, cohort_params)):
                 grads_of = [_LocalGradOf(p) if _is_dtensor(p) else p
                             for p in cohort_params]
+            clip = self._kfuse_max_grad_norm is not None
+            if clip:
+                hypers["max_grad_norm"] = float(self._kfuse_max_grad_norm)
             mtu = kfuse.multi_tensor(update,
                                      params=list(map(_local, cohort_params)),
                                      states=states, grads_of=grads_of,
                                      grad_scaling=multiplier,
                                      check_stale=self._kfuse_check_stale,
-                                     **hypers)
+                                     clip_grad_norm=clip, **hypers)
             if self._kfuse_grad_scaling:
                 for plan in mtu.plans:
                     _bind_found_inf(plan, self._kfuse_flag(plan.device))
@@ -738,6 +773,11 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 f"kernels update contiguous float32, bfloat16 and float16 "
                 f"CUDA tensors, and {spec.name} has no torch.optim "
                 "counterpart to update the others")
+        if self._kfuse_max_grad_norm is not None:
+            raise NotImplementedError(
+                f"{self._kfuse_name}: param group {index}: {whys}, which "
+                "torch's optimizer would update, with max_grad_norm: the clip "
+                "norm must cover every grad")
         if self._kfuse_grad_scaling:
             raise NotImplementedError(
                 f"{self._kfuse_name}: param group {index}: {whys}, which "
@@ -885,14 +925,15 @@ class Adam(KfuseOptimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=0, amsgrad=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False,
-                 fused=None, decoupled_weight_decay=False, check_stale=True):
+                 fused=None, decoupled_weight_decay=False, check_stale=True,
+                 max_grad_norm=None):
         _spec.check_adam_args(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable,
                         fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
-        super().__init__(params, defaults, check_stale)
+        super().__init__(params, defaults, check_stale, max_grad_norm)
 
 
 class AdamW(Adam):
@@ -904,12 +945,12 @@ class AdamW(Adam):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=1e-2, amsgrad=False, *, maximize=False,
                  foreach=None, capturable=False, differentiable=False,
-                 fused=None, check_stale=True):
+                 fused=None, check_stale=True, max_grad_norm=None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad,
                          foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable,
                          fused=fused, decoupled_weight_decay=True,
-                         check_stale=check_stale)
+                         check_stale=check_stale, max_grad_norm=max_grad_norm)
 
 
 class SGD(KfuseOptimizer):
@@ -924,13 +965,13 @@ class SGD(KfuseOptimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0,
                  weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None,
-                 check_stale=True):
+                 check_stale=True, max_grad_norm=None):
         _spec.check_sgd_args(lr, momentum, dampening, weight_decay, nesterov)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize, foreach=foreach,
                         differentiable=differentiable, fused=fused)
-        super().__init__(params, defaults, check_stale)
+        super().__init__(params, defaults, check_stale, max_grad_norm)
 
 
 class Adagrad(KfuseOptimizer):
@@ -946,7 +987,7 @@ class Adagrad(KfuseOptimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *,
                  maximize=False, differentiable=False, fused=None,
-                 check_stale=True):
+                 check_stale=True, max_grad_norm=None):
         _spec.check_adagrad_args(lr, lr_decay, weight_decay,
                                  initial_accumulator_value, eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps,
@@ -954,7 +995,7 @@ class Adagrad(KfuseOptimizer):
                         initial_accumulator_value=initial_accumulator_value,
                         foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
-        super().__init__(params, defaults, check_stale)
+        super().__init__(params, defaults, check_stale, max_grad_norm)
         for group in self.param_groups:
             for param in group["params"]:
                 state = self.state[param]
@@ -976,13 +1017,14 @@ class RMSprop(KfuseOptimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0,
                  momentum=0, centered=False, capturable=False, foreach=None,
-                 maximize=False, differentiable=False, *, check_stale=True):
+                 maximize=False, differentiable=False, *, check_stale=True,
+                 max_grad_norm=None):
         _spec.check_rmsprop_args(lr, alpha, eps, weight_decay, momentum)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps,
                         centered=centered, weight_decay=weight_decay,
                         capturable=capturable, foreach=foreach,
                         maximize=maximize, differentiable=differentiable)
-        super().__init__(params, defaults, check_stale)
+        super().__init__(params, defaults, check_stale, max_grad_norm)
 
 
 class Lion(KfuseOptimizer):
@@ -993,10 +1035,10 @@ class Lion(KfuseOptimizer):
     _kfuse_spec = _spec.LION
 
     def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0,
-                 *, check_stale=True):
+                 *, check_stale=True, max_grad_norm=None):
         _spec.check_lion_args(lr, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, weight_decay=weight_decay)
-        super().__init__(params, defaults, check_stale)
+        super().__init__(params, defaults, check_stale, max_grad_norm)
 
 
 class FusedLAMB(KfuseOptimizer):
@@ -1120,11 +1162,13 @@ def optimizer_from_ir(path, state_names=None, hyper_map=None, name=None):
     with _updates_lock:
         _updates.setdefault(spec.variant({}).resolve_source(), update)
 
-    def __init__(self, params, *args, check_stale=True, **options):
+    def __init__(self, params, *args, check_stale=True, max_grad_norm=None,
+                 **options):
         defaults = spec.constructor_defaults(args, options)
         defaults = {key: (_torch_required if value is REQUIRED else value)
                     for key, value in defaults.items()}
-        KfuseOptimizer.__init__(self, params, defaults, check_stale)
+        KfuseOptimizer.__init__(self, params, defaults, check_stale,
+                                max_grad_norm)
 
     options = ", ".join(f"{key}={value!r}" for key, value in
                         spec.defaults.items())

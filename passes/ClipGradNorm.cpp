@@ -1,0 +1,93 @@
+//===- ClipGradNorm.cpp - global grad-norm clipping inside the update ----===//
+//
+// torch.nn.utils.clip_grad_norm_ before a step reads every grad for the norm
+// and then reads and writes every grad again to scale it, in launches of
+// its own. Here the norm is a reduction over the parameter list in the
+// update's first phase, and the scale is applied where the update reads the
+// grad: the grads are read twice and never written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace kfuse {
+#define GEN_PASS_DEF_CLIPGRADNORMPASS
+#include "passes/Passes.h.inc"
+} // namespace kfuse
+
+using namespace mlir;
+using namespace kfuse;
+
+namespace {
+struct ClipGradNormPass
+    : public kfuse::impl::ClipGradNormPassBase<ClipGradNormPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!isUpdate(func))
+      return;
+    MLIRContext *context = func.getContext();
+    SmallVector<BlockArgument> grads;
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (getArgRole(func, i) == Role::grad)
+        grads.push_back(func.getArgument(i));
+    if (grads.empty()) {
+      func.emitError() << "has no grad argument to clip";
+      return signalPassFailure();
+    }
+    if (llvm::any_of(grads, [](BlockArgument grad) {
+          return !isa<RankedTensorType>(grad.getType());
+        })) {
+      func.emitError() << "clips grads of the tensor form only (run "
+                          "kfuse-lift-element-form first)";
+      return signalPassFailure();
+    }
+
+    FailureOr<BlockArgument> maxNorm =
+        appendHyperArgument(func, kMaxGradNormName, 1.0f);
+    if (failed(maxNorm))
+      return signalPassFailure();
+    Builder attrs(context);
+    Type f32 = Float32Type::get(context);
+
+    // The squared norm over every grad of the list, as the sum of squares.
+    Location loc = func.getLoc();
+    OpBuilder builder(context);
+    builder.setInsertionPointToStart(&func.getBody().front());
+    SmallPtrSet<Operation *, 8> readers;
+    Value squares;
+    for (BlockArgument grad : grads) {
+      auto square = arith::MulFOp::create(builder, loc, grad, grad);
+      readers.insert(square);
+      squares =
+          squares
+              ? arith::AddFOp::create(builder, loc, squares, square).getResult()
+              : square.getResult();
+    }
+    auto normSq = ReduceOp::create(builder, loc, f32, ReduceKind::sum, squares,
+                                   /*dim=*/0, /*list=*/true);
+    normSq->setAttr(KFuseDialect::kNameAttrName,
+                    attrs.getStringAttr(kGradNormSqName));
+    // torch's coefficient: max_norm / (norm + 1e-6), at most 1 (NaN stays).
+    Value norm = math::SqrtOp::create(builder, loc, normSq);
+    Value tiny = arith::ConstantOp::create(builder, loc, f32,
+                                           attrs.getF32FloatAttr(1e-6f));
+    Value one = arith::ConstantOp::create(builder, loc, f32,
+                                          attrs.getF32FloatAttr(1.0f));
+    Value denom = arith::AddFOp::create(builder, loc, norm, tiny);
+    Value coef = arith::DivFOp::create(builder, loc, *maxNorm, denom);
+    Value clip = arith::MinimumFOp::create(builder, loc, coef, one);
+    for (BlockArgument grad : grads) {
+      auto scale = BroadcastOp::create(builder, loc, clip, grad);
+      auto clipped = arith::MulFOp::create(builder, loc, grad, scale);
+      SmallPtrSet<Operation *, 8> except = readers;
+      except.insert(scale);
+      except.insert(clipped);
+      grad.replaceAllUsesExcept(clipped, except);
+    }
+  }
+};
+} // namespace

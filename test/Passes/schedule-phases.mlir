@@ -1,0 +1,71 @@
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-schedule-phases))' | FileCheck %s
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-schedule-phases,kfuse-fuse-elementwise))' | FileCheck %s --check-prefix=FUSED
+
+// LAMB's shape: phase 0 computes the moments (stored) and the direction r,
+// reduces ||p||^2 and ||r||^2; phase 1 needs r. r is not kept: phase 1
+// recomputes it from the stored moments (read back) and p. The op written
+// after the reductions that needs none of them moves to phase 0.
+// CHECK-LABEL: func.func @trust_ratio
+// CHECK-SAME: (%[[P:[^:]*]]: tensor<?xf32> {{.*}}, %[[G:[^:]*]]: tensor<?xf32> {{.*}}, %[[M:[^:]*]]: tensor<?xf32>
+// CHECK: %[[NM:.*]] = arith.addf %[[M]], %[[G]] : tensor<?xf32>
+// CHECK: %[[R:.*]] = arith.mulf %[[NM]], %[[P]] : tensor<?xf32>
+// CHECK: %[[RSQ:.*]] = arith.mulf %[[R]], %[[R]] : tensor<?xf32>
+// CHECK: %[[LATE:.*]] = arith.mulf %[[G]], %[[G]] : tensor<?xf32>
+// CHECK: kfuse.reduce <sum> %[[RSQ]]
+// CHECK: kfuse.reduce <sum> %[[LATE]]
+// CHECK: %[[R1:.*]] = arith.mulf %[[NM]], %[[P]] : tensor<?xf32>
+// CHECK: arith.mulf %{{.*}}, %[[R1]] : tensor<?xf32>
+// CHECK: kfuse.write %{{.*}} to %[[P]]
+// CHECK-NEXT: kfuse.write %[[NM]] to %[[M]]
+
+// Two regions: the second reads the stored moment (a result of the first
+// that is written) and no temporary of r.
+// FUSED: %[[F0:.*]]:3 = kfuse.fused
+// FUSED: kfuse.reduce <sum> %[[F0]]#1
+// FUSED: kfuse.reduce <sum> %[[F0]]#2
+// FUSED: %[[F1:.*]] = kfuse.fused(%[[F0]]#0, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?xf32>, tensor<?xf32>, f32, f32) -> tensor<?xf32>
+// FUSED: kfuse.write %[[F1]]
+// FUSED: kfuse.write %[[F0]]#0
+func.func @trust_ratio(
+    %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+    %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>},
+    %m: tensor<?xf32> {kfuse.role = #kfuse.role<state>})
+    attributes {kfuse.update} {
+  %m_new = arith.addf %m, %g : tensor<?xf32>
+  %r = arith.mulf %m_new, %p : tensor<?xf32>
+  %r_sq = arith.mulf %r, %r : tensor<?xf32>
+  %norm_sq = kfuse.reduce <sum> %r_sq dim 0 : tensor<?xf32> -> f32
+  %g_sq = arith.mulf %g, %g : tensor<?xf32>
+  %g_norm_sq = kfuse.reduce <sum> %g_sq dim 0 : tensor<?xf32> -> f32
+  %ratio = arith.divf %norm_sq, %g_norm_sq : f32
+  %ratio_v = kfuse.broadcast %ratio like %p : f32, tensor<?xf32>
+  %delta = arith.mulf %ratio_v, %r : tensor<?xf32>
+  %p_new = arith.subf %p, %delta : tensor<?xf32>
+  kfuse.write %p_new to %p : tensor<?xf32>
+  kfuse.write %m_new to %m : tensor<?xf32>
+  return
+}
+
+// A moment stored as bf16 is read back as stored: the later phase converts
+// the written bf16 value, not the f32 one before rounding.
+// CHECK-LABEL: func.func @bf16_state
+// CHECK: %[[NEW:.*]] = arith.addf
+// CHECK: %[[STORED:.*]] = kfuse.convert %[[NEW]] : tensor<?xf32> to tensor<?xbf16>
+// CHECK: kfuse.reduce
+// CHECK: %[[BACK:.*]] = kfuse.convert %[[STORED]] : tensor<?xbf16> to tensor<?xf32>
+// CHECK: arith.mulf %{{.*}}, %[[BACK]]
+func.func @bf16_state(
+    %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+    %m: tensor<?xbf16> {kfuse.role = #kfuse.role<state>})
+    attributes {kfuse.update} {
+  %m_f32 = kfuse.convert %m : tensor<?xbf16> to tensor<?xf32>
+  %m_new = arith.addf %m_f32, %p : tensor<?xf32>
+  %stored = kfuse.convert %m_new : tensor<?xf32> to tensor<?xbf16>
+  %sq = arith.mulf %m_new, %m_new : tensor<?xf32>
+  %sum = kfuse.reduce <sum> %sq dim 0 : tensor<?xf32> -> f32
+  %sum_v = kfuse.broadcast %sum like %p : f32, tensor<?xf32>
+  %scaled = arith.mulf %sum_v, %m_new : tensor<?xf32>
+  kfuse.write %scaled to %p : tensor<?xf32>
+  kfuse.write %stored to %m : tensor<?xbf16>
+  return
+}
