@@ -556,6 +556,136 @@ def fused_lamb_grad_scaler_skips_inf_steps():
     return {"param_rel_l2": check_close("params", params, ref, 1e-5)}
 
 
+class LarsReference:
+    """timm.optim.Lars in float64 on float64 twins: the per-tensor trust
+    ratio, then SGD with momentum (the buffer is the grad at step 1)."""
+
+    def __init__(self, params, lr=1.0, momentum=0.0, dampening=0.0,
+                 weight_decay=0.0, nesterov=False, trust_coeff=1e-3,
+                 eps=1e-8, trust_clip=False, always_adapt=False):
+        self.params = params
+        self.hp = dict(lr=lr, momentum=momentum, dampening=dampening,
+                       weight_decay=weight_decay, nesterov=nesterov,
+                       trust_coeff=trust_coeff, eps=eps,
+                       trust_clip=trust_clip, always_adapt=always_adapt)
+        self.buffers = {}
+
+    @torch.no_grad()
+    def step(self):
+        hp = self.hp
+        wd = hp["weight_decay"]
+        for p in self.params:
+            g = p.grad.double().clone()
+            if wd != 0 or hp["always_adapt"]:
+                w_norm, g_norm = float(p.norm()), float(g.norm())
+                ratio = 1.0
+                if w_norm > 0 and g_norm > 0:
+                    ratio = hp["trust_coeff"] * w_norm / (
+                        g_norm + w_norm * wd + hp["eps"])
+                if hp["trust_clip"]:
+                    ratio = min(ratio / hp["lr"], 1.0)
+                g.add_(p, alpha=wd).mul_(ratio)
+            if hp["momentum"] != 0:
+                buf = self.buffers.get(p)
+                if buf is None:
+                    buf = self.buffers[p] = g.clone()
+                else:
+                    buf.mul_(hp["momentum"]).add_(g, alpha=1 - hp["dampening"])
+                g = g.add(buf, alpha=hp["momentum"]) if hp["nesterov"] else buf
+            p.add_(g, alpha=-hp["lr"])
+
+
+@test
+def lars_matches_float64_timm_semantics():
+    """library/optim/lars.mlir through optimizer_from_ir against timm's
+    Lars in float64 over 100 steps: with momentum and weight decay, with
+    trust_clip (LARC), Nesterov."""
+    Lars = kopt.optimizer_from_ir(OPTIM / "lars.mlir")
+    cases = {
+        "momentum_decay": dict(lr=0.1, momentum=0.9, weight_decay=1e-4),
+        "larc_clip": dict(lr=0.1, momentum=0.9, weight_decay=1e-4,
+                          trust_clip=True),
+        "nesterov": dict(lr=0.05, momentum=0.9, weight_decay=5e-4,
+                         nesterov=True),
+    }
+    errors = {}
+    for seed, (name, hp) in enumerate(cases.items(), 370):
+        model = mlp(seed)
+        params = list(model.parameters())
+        ref = [torch.nn.Parameter(p.detach().double().clone())
+               for p in params]
+        opt = Lars(params, **{k: float(v) for k, v in hp.items()})
+        ref_opt = LarsReference(ref, **hp)
+        for batch in batches(STEPS, seed + 1):
+            opt.zero_grad()
+            backward(model, batch)
+            for p, r in zip(params, ref):
+                r.grad = p.grad.detach().double().clone()
+            opt.step()
+            ref_opt.step()
+        torch.cuda.synchronize()
+        errors[name] = check_close(name, params, ref, 1e-5)
+        assert opt.launches_per_step == 2, opt.launches_per_step
+    return errors
+
+
+class CautiousAdamWReference:
+    """timm's AdamW(caution=True) in float64 on float64 twins."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=1e-2):
+        self.params, self.lr, self.betas = params, lr, betas
+        self.eps, self.wd = eps, weight_decay
+        self.state = {p: (torch.zeros_like(p), torch.zeros_like(p))
+                      for p in params}
+        self.steps = 0
+
+    @torch.no_grad()
+    def step(self):
+        self.steps += 1
+        beta1, beta2 = self.betas
+        bc1 = 1 - beta1 ** self.steps
+        bc2 = 1 - beta2 ** self.steps
+        for p in self.params:
+            g = p.grad.double()
+            m, v = self.state[p]
+            p.mul_(1 - self.lr * self.wd)
+            m.lerp_(g, 1 - beta1)
+            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+            denom = (v.sqrt() / math.sqrt(bc2)).add_(self.eps)
+            mask = (m * g > 0).double()
+            mask.div_(mask.mean().clamp_(min=1e-3))
+            p.addcdiv_(m * mask, denom, value=-self.lr / bc1)
+
+
+@test
+def cautious_adamw_matches_float64_timm_semantics():
+    """library/optim/cautious_adamw.mlir (a per-tensor mean of the caution
+    mask) through optimizer_from_ir against timm's AdamW(caution=True) in
+    float64 over 100 steps."""
+    Cautious = kopt.optimizer_from_ir(
+        OPTIM / "cautious_adamw.mlir",
+        hyper_map={"betas": ("beta1", "beta2")})
+    model = mlp(380)
+    params = list(model.parameters())
+    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    hp = dict(lr=1e-3, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.05)
+    opt = Cautious(params, **hp)
+    ref_opt = CautiousAdamWReference(ref, **hp)
+    for batch in batches(STEPS, 381):
+        opt.zero_grad()
+        backward(model, batch)
+        for p, r in zip(params, ref):
+            r.grad = p.grad.detach().double().clone()
+        opt.step()
+        ref_opt.step()
+    torch.cuda.synchronize()
+    assert opt.launches_per_step == 2, opt.launches_per_step
+    # A coordinate whose m * g is within rounding of 0 may be kept by one
+    # and dropped by the other; the params still agree to 1e-5.
+    return {"param_rel_l2": check_close("params", params, ref, 1e-5)}
+
+
 @test
 def max_grad_norm_matches_torch_clip():
     """max_grad_norm= clips inside the step as clip_grad_norm_(foreach)

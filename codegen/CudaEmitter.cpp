@@ -404,6 +404,7 @@ LogicalResult UpdateEmitter::collectReduce(ReduceOp reduce) {
     return reduce.emitOpError()
            << "reduces a whole tensor, which runs only as a multi-tensor plan "
               "(a table of one tensor or more; kfuse compile --multi-tensor)";
+  // A mean accumulates as a sum; the tensor's total divides by its count.
   if (reduce.getKind() == ReduceKind::variance)
     return reduce.emitOpError()
            << "computes a per-tensor variance, which the update schedules do "

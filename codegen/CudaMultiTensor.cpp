@@ -146,11 +146,15 @@ static std::string emitFinish(llvm::ArrayRef<const ChunkReduction *> reductions,
         "              {1}(kfuse_value, __ldcg(&partials[k * {2} + {3}]));\n"
         "        kfuse_value = kfuse_block_combine<{1}>(kfuse_value, {0});\n"
         "        if (threadIdx.x == 0)\n"
-        "          {6} = kfuse_value;\n"
+        "          {6} = {7};\n"
         "      }}\n",
         getReduceIdentity(reduction->kind), getCombineFunction(reduction->kind),
         numReductions, reduction->index, first.str(), end.str(),
-        total(reduction->index));
+        total(reduction->index),
+        // A mean over a tensor (the verifier allows no other).
+        reduction->kind == ReduceKind::mean
+            ? "(float)((double)kfuse_value / (double)entry->numel)"
+            : "kfuse_value");
   out += fmt::format("      if (threadIdx.x == 0)\n"
                      "        {} = 0;\n"
                      "    }}\n",

@@ -678,6 +678,8 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
       out +=
           fmt::format("{0}{1} = kfuse_maximumf({1}, {2});\n", lane, acc, value);
       break;
+    case ReduceKind::mean:
+      llvm_unreachable("the verifier keeps means out of norms");
     case ReduceKind::variance:
       // Sums of the elements shifted by the thread's first one: the
       // cancellation in q - s^2 / n is then bounded by the thread's count.

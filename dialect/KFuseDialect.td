@@ -118,7 +118,8 @@ def KFuse_RoleAttr : EnumAttr<KFuse_Dialect, KFuse_Role, "role"> {
 def KFuse_ReduceKind : I32EnumAttr<"ReduceKind", "row or column reduction", [
     I32EnumAttrCase<"sum", 0>,
     I32EnumAttrCase<"max", 1>,
-    I32EnumAttrCase<"variance", 2>]> {
+    I32EnumAttrCase<"variance", 2>,
+    I32EnumAttrCase<"mean", 3>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::kfuse";
 }
@@ -130,6 +131,8 @@ def KFuse_ReduceKindAttr : EnumAttr<KFuse_Dialect, KFuse_ReduceKind,
     `sum` adds the elements, `max` takes the largest, `variance` is the
     mean squared deviation from the elements' mean (the biased variance:
     divided by the count, as LayerNorm uses it), computed in one pass.
+    `mean` is the sum divided by the count, for a whole tensor in an update
+    (Cautious's mask mean); a norm divides a sum by `kfuse.dim_size`.
 
     ```mlir
     %s = kfuse.reduce <sum> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>

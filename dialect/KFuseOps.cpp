@@ -72,12 +72,19 @@ LogicalResult ReduceOp::verify() {
       return emitOpError() << "dim must be 0 for a 1-D tensor or an "
                               "element, got "
                            << getDim();
+    if (getKind() == ReduceKind::mean && getList())
+      return emitOpError() << "takes the mean over the list, which is not "
+                              "generated; reduce the sum over the list";
     Type element = getElementTypeOrSelf(inputType);
     if (resultType != element)
       return emitOpError() << "result type " << resultType
                            << " must be the input's element type " << element;
     return success();
   }
+  if (getKind() == ReduceKind::mean)
+    return emitOpError() << "takes a mean over the rows or columns of a "
+                         << inputType
+                         << "; divide the sum by kfuse.dim_size instead";
   if (getList())
     return emitOpError() << "reduces a " << inputType
                          << " over the list; only a 1-D tensor or an element "

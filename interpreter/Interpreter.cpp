@@ -405,11 +405,14 @@ LogicalResult UpdateInterpreter::executeReduce(ReduceOp op) {
   const std::vector<double> &elements = (*input)->elements;
   double value = 0.0;
   switch (op.getKind()) {
-  case ReduceKind::sum: {
+  case ReduceKind::sum:
+  case ReduceKind::mean: {
     CompensatedSum sum;
     for (double element : elements)
       sum.add(element);
     value = sum.get();
+    if (op.getKind() == ReduceKind::mean)
+      value = elements.empty() ? 0.0 : value / double(elements.size());
     break;
   }
   case ReduceKind::max:

@@ -440,9 +440,9 @@ func.func @both(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes 
 
 func.func @reduce_kind(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
                        %m: tensor<?x1xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.norm} {
-  // expected-error @+2 {{expected ::kfuse::ReduceKind to be one of: sum, max, variance}}
+  // expected-error @+2 {{expected ::kfuse::ReduceKind to be one of: sum, max, variance, mean}}
   // expected-error @+1 {{failed to parse KFuse_ReduceKindAttr parameter 'value'}}
-  %s = kfuse.reduce <mean> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+  %s = kfuse.reduce <median> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
   kfuse.write %s to %m : tensor<?x1xf32>
   return
 }
@@ -542,5 +542,40 @@ func.func @default_overflows(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}
 // expected-error @+1 {{argument #1 'kfuse.default' 1.000000e+39 is out of the range of 'f32'}}
 func.func @default_out_of_range(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.default = 1.0e39 : f64}) attributes {kfuse.update} {
   kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// A mean over the list is not generated; its sum is.
+func.func @mean_over_list(%x: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  // expected-error @+1 {{'kfuse.reduce' op takes the mean over the list, which is not generated; reduce the sum over the list}}
+  %s = kfuse.reduce <mean> %x dim 0 over list : tensor<?xf32> -> f32
+  kfuse.write %x to %x : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @mean_of_rows(%x: tensor<?x?xf32>) {
+  // expected-error @+1 {{'kfuse.reduce' op takes a mean over the rows or columns of a 'tensor<?x?xf32>'; divide the sum by kfuse.dim_size instead}}
+  %m = kfuse.reduce <mean> %x dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @rows_over_list(%x: tensor<?x?xf32>) {
+  // expected-error @+1 {{'kfuse.reduce' op reduces a 'tensor<?x?xf32>' over the list; only a 1-D tensor or an element reduces over a parameter list}}
+  %m = kfuse.reduce <sum> %x dim 1 over list : tensor<?x?xf32> -> tensor<?x1xf32>
+  return
+}
+
+// -----
+
+func.func @named_reduce_per_tensor(%x: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  // expected-error @+1 {{'kfuse.reduce' op 'kfuse.name' names an argument, or a kfuse.reduce over the list with a string}}
+  %s = kfuse.reduce <sum> %x dim 0 {kfuse.name = "norm"} : tensor<?xf32> -> f32
+  kfuse.write %x to %x : tensor<?xf32>
   return
 }
