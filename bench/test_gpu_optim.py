@@ -444,14 +444,14 @@ class LambReference:
             p.sub_(ratio * r)
 
 
-def lamb_run(seed, steps=STEPS, **hp):
-    """FusedLAMB on an MLP against LambReference on float64 twins fed the
-    same grads; returns (params, twins, opt, reference)."""
+def run_against_float64(make_opt, make_ref, seed, steps=STEPS):
+    """Trains an MLP with `make_opt`'s optimizer and float64 twins of its
+    params with `make_ref`'s reference, fed the same grads; returns
+    (params, twins, opt, reference)."""
     model = mlp(seed)
     params = list(model.parameters())
     ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
-    opt = kopt.FusedLAMB(params, **hp)
-    ref_opt = LambReference(ref, **hp)
+    opt, ref_opt = make_opt(params), make_ref(ref)
     for batch in batches(steps, seed + 1):
         opt.zero_grad()
         backward(model, batch)
@@ -461,6 +461,12 @@ def lamb_run(seed, steps=STEPS, **hp):
         ref_opt.step()
     torch.cuda.synchronize()
     return params, ref, opt, ref_opt
+
+
+def lamb_run(seed, steps=STEPS, **hp):
+    """FusedLAMB against LambReference (see run_against_float64)."""
+    return run_against_float64(lambda ps: kopt.FusedLAMB(ps, **hp),
+                               lambda ps: LambReference(ps, **hp), seed, steps)
 
 
 @test
@@ -610,20 +616,9 @@ def lars_matches_float64_timm_semantics():
     }
     errors = {}
     for seed, (name, hp) in enumerate(cases.items(), 370):
-        model = mlp(seed)
-        params = list(model.parameters())
-        ref = [torch.nn.Parameter(p.detach().double().clone())
-               for p in params]
-        opt = Lars(params, **{k: float(v) for k, v in hp.items()})
-        ref_opt = LarsReference(ref, **hp)
-        for batch in batches(STEPS, seed + 1):
-            opt.zero_grad()
-            backward(model, batch)
-            for p, r in zip(params, ref):
-                r.grad = p.grad.detach().double().clone()
-            opt.step()
-            ref_opt.step()
-        torch.cuda.synchronize()
+        params, ref, opt, _ = run_against_float64(
+            lambda ps: Lars(ps, **{k: float(v) for k, v in hp.items()}),
+            lambda ps: LarsReference(ps, **hp), seed)
         errors[name] = check_close(name, params, ref, 1e-5)
         assert opt.launches_per_step == 2, opt.launches_per_step
     return errors
@@ -666,20 +661,10 @@ def cautious_adamw_matches_float64_timm_semantics():
     Cautious = kopt.optimizer_from_ir(
         OPTIM / "cautious_adamw.mlir",
         hyper_map={"betas": ("beta1", "beta2")})
-    model = mlp(380)
-    params = list(model.parameters())
-    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
     hp = dict(lr=1e-3, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.05)
-    opt = Cautious(params, **hp)
-    ref_opt = CautiousAdamWReference(ref, **hp)
-    for batch in batches(STEPS, 381):
-        opt.zero_grad()
-        backward(model, batch)
-        for p, r in zip(params, ref):
-            r.grad = p.grad.detach().double().clone()
-        opt.step()
-        ref_opt.step()
-    torch.cuda.synchronize()
+    params, ref, opt, _ = run_against_float64(
+        lambda ps: Cautious(ps, **hp),
+        lambda ps: CautiousAdamWReference(ps, **hp), 380)
     assert opt.launches_per_step == 2, opt.launches_per_step
     # A coordinate whose m * g is within rounding of 0 may be kept by one
     # and dropped by the other; the params still agree to 1e-5.
