@@ -1,0 +1,35 @@
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-clip-grad-norm))' | FileCheck %s
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-clip-grad-norm,kfuse-grad-scaling))' | FileCheck %s --check-prefix=SCALED
+
+// The squares of the grad reduced over the list, torch's coefficient
+// min(max_grad_norm / (norm + 1e-6), 1), and every other read of the grad
+// scaled by it; the added hyper comes last.
+// CHECK-LABEL: func.func @sgd
+// CHECK-SAME: %[[G:arg1]]: tensor<?xf32> {{.*}}, %[[LR:arg2]]: f32 {{.*}}, %[[MAX:arg3]]: f32 {kfuse.default = 1.000000e+00 : f32, kfuse.name = "max_grad_norm", kfuse.role = #kfuse.role<hyper>})
+// CHECK: %[[SQ:.*]] = arith.mulf %[[G]], %[[G]] : tensor<?xf32>
+// CHECK: %[[NSQ:.*]] = kfuse.reduce <sum> %[[SQ]] dim 0 over list {kfuse.name = "grad_norm_sq"} : tensor<?xf32> -> f32
+// CHECK: %[[NORM:.*]] = math.sqrt %[[NSQ]] : f32
+// CHECK: %[[DEN:.*]] = arith.addf %[[NORM]], %{{.*}} : f32
+// CHECK: %[[COEF:.*]] = arith.divf %[[MAX]], %[[DEN]] : f32
+// CHECK: %[[CLIP:.*]] = arith.minimumf %[[COEF]], %{{.*}} : f32
+// CHECK: %[[B:.*]] = kfuse.broadcast %[[CLIP]] like %[[G]]
+// CHECK: %[[CG:.*]] = arith.mulf %[[G]], %[[B]] : tensor<?xf32>
+// CHECK: arith.mulf %{{.*}}, %[[CG]] : tensor<?xf32>
+
+// Grad scaling after clipping unscales both reads: the norm is of the
+// unscaled grads.
+// SCALED: %[[U:.*]] = arith.mulf %arg1, %{{.*}} : tensor<?xf32>
+// SCALED: arith.mulf %[[U]], %[[U]] : tensor<?xf32>
+// SCALED: arith.mulf %[[U]], %{{.*}} : tensor<?xf32>
+func.func @sgd(
+    %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+    %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr"})
+    attributes {kfuse.update} {
+  %lr_v = kfuse.broadcast %lr like %p : f32, tensor<?xf32>
+  %d = arith.mulf %lr_v, %g : tensor<?xf32>
+  %p_new = arith.subf %p, %d : tensor<?xf32>
+  kfuse.write %p_new to %p : tensor<?xf32>
+  return
+}
+
