@@ -80,6 +80,23 @@ void expectExactCover(const MultiTensorTable &table,
   }
   for (auto [index, numel] : llvm::enumerate(sizes))
     EXPECT_EQ(covered[index], numel) << "group " << index;
+  // What a reduction's last block computes from the table: an entry's first
+  // chunk, and its chunk count from the first chunk's length.
+  std::vector<int64_t> chunksOf(table.entries.size(), 0);
+  for (const MultiTensorChunk &chunk : table.chunks)
+    ++chunksOf[chunk.entry];
+  for (auto [index, entry] : llvm::enumerate(table.entries)) {
+    if (entry.numel == 0)
+      continue;
+    ASSERT_GE(entry.firstChunk, 0);
+    ASSERT_LT(size_t(entry.firstChunk), table.chunks.size());
+    const MultiTensorChunk &first = table.chunks[entry.firstChunk];
+    EXPECT_EQ(first.entry, int32_t(index));
+    EXPECT_EQ(first.begin, 0);
+    int64_t length = first.end - first.begin;
+    EXPECT_EQ((entry.numel + length - 1) / length, chunksOf[index])
+        << "group " << index;
+  }
 }
 
 TEST(MultiTensorTableTest, CoversGroupsOfMixedSizes) {
