@@ -167,6 +167,7 @@ struct FuseElementwisePass
     sinkWrites(func);
     anchorBroadcastShapes(func);
     materializeUniformWrites(func);
+    materializeReducedArguments(func);
 
     SmallVector<SmallVector<Operation *>> groups(1);
     for (Operation &op : func.getBody().front()) {
@@ -235,6 +236,21 @@ struct FuseElementwisePass
           ConvertOp::create(builder, write.getLoc(), value.getType(), value);
       write.getValueMutable().assign(copy);
     }
+  }
+
+  /// A reduction of an argument itself (the mean of the grad) reads it
+  /// through an elementwise copy, so that a region feeds every reduction.
+  void materializeReducedArguments(func::FuncOp func) {
+    func.walk([&](ReduceOp reduce) {
+      Value input = reduce.getInput();
+      Operation *def = input.getDefiningOp();
+      if (!isa<RankedTensorType>(input.getType()) || (def && isFusable(def)))
+        return;
+      OpBuilder builder(reduce);
+      auto copy =
+          ConvertOp::create(builder, reduce.getLoc(), input.getType(), input);
+      reduce.getInputMutable().assign(copy);
+    });
   }
 
   void eraseDeadUniforms(func::FuncOp func) {

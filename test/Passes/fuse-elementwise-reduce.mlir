@@ -21,3 +21,19 @@ func.func @scaled_by_norm(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) a
   kfuse.write %unit to %p : tensor<?xf32>
   return
 }
+
+// A reduction of an argument itself reads it through a region of its own
+// (an identity copy), so that the code generator finds every reduction fed
+// by a region.
+// CHECK-LABEL: func.func @mean_of_grad(
+// CHECK: %[[COPY:.*]] = kfuse.fused(%[[G:arg1]]) : (tensor<?xf32>) -> tensor<?xf32> {
+// CHECK: kfuse.reduce <mean> %[[COPY]] dim 0 : tensor<?xf32> -> f32
+func.func @mean_of_grad(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+                        %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>}) attributes {kfuse.update} {
+  %mean = kfuse.reduce <mean> %g dim 0 : tensor<?xf32> -> f32
+  %mean_v = kfuse.broadcast %mean like %p : f32, tensor<?xf32>
+  %centered = arith.subf %g, %mean_v : tensor<?xf32>
+  %p_new = arith.subf %p, %centered : tensor<?xf32>
+  kfuse.write %p_new to %p : tensor<?xf32>
+  return
+}
