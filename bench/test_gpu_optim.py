@@ -672,6 +672,20 @@ def cautious_adamw_matches_float64_timm_semantics():
 
 
 @test
+def adamw_caution_matches_float64_timm():
+    """kfuse.torch.optim.AdamW(caution=True) runs cautious_adamw.mlir: as
+    timm's AdamW(caution=True) in float64, with AdamW's state keys."""
+    hp = dict(lr=1e-3, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.05)
+    params, ref, opt, _ = run_against_float64(
+        lambda ps: kopt.AdamW(ps, caution=True, **hp),
+        lambda ps: CautiousAdamWReference(ps, **hp), 390)
+    assert opt.launches_per_step == 2, opt.launches_per_step
+    assert sorted(opt.state[params[0]]) == ["exp_avg", "exp_avg_sq", "step"]
+    assert opt.param_groups[0]["caution"] is True
+    return {"param_rel_l2": check_close("params", params, ref, 1e-5)}
+
+
+@test
 def max_grad_norm_matches_torch_clip():
     """max_grad_norm= clips inside the step as clip_grad_norm_(foreach)
     before torch's fused step: params within 1e-6 after 100 steps (the clip

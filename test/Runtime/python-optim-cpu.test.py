@@ -71,6 +71,13 @@ S.ADAMW.check_supported(group)
 print("AdamW amsgrad:", S.ADAMW.variant(group).name, "keys",
       S.ADAMW.variant(group).state_keys, "; Adam:",
       S.ADAM.variant(S.ADAM.group_defaults({"amsgrad": True})).name)
+# caution=True (timm's Cautious AdamW): decoupled AdamW only.
+print("AdamW caution:", S.ADAMW.variant(
+    S.ADAMW.group_defaults({"caution": True})).name)
+show("Adam caution", lambda: S.ADAM.variant(
+    S.ADAM.group_defaults({"caution": True})))
+show("AdamW caution amsgrad", lambda: S.ADAMW.variant(
+    S.ADAMW.group_defaults({"caution": True, "amsgrad": True})))
 for spec in (S.ADAMW, S.SGD):
     spec.check_supported(spec.group_defaults({"maximize": True}))
 print("maximize: supported by AdamW and SGD")

@@ -305,12 +305,21 @@ _ADAM_VARIANTS = {
     "adam_amsgrad": _adam_variant("adam_amsgrad", "adam_amsgrad.mlir",
                                   amsgrad=True),
     "adamw_amsgrad": _adam_variant("adamw_amsgrad", "adamw_amsgrad.mlir",
-                                   amsgrad=True)}
+                                   amsgrad=True),
+    # timm's AdamW(caution=True): an explicit option of kfuse's AdamW.
+    "cautious_adamw": _adam_variant("cautious_adamw", "cautious_adamw.mlir")}
 _ADAM_UNSUPPORTED = _UNSUPPORTED_COMMON
 
 
 def _adam_choose(group):
     name = "adamw" if group.get("decoupled_weight_decay") else "adam"
+    if group.get("caution"):
+        if name != "adamw" or group.get("amsgrad"):
+            raise NotImplementedError(
+                f"{prefixed('AdamW')}: caution=True with "
+                f"{'amsgrad' if group.get('amsgrad') else 'L2 decay'} is not "
+                "implemented (cautious_adamw.mlir is decoupled AdamW)")
+        return "cautious_adamw"
     return name + "_amsgrad" if group.get("amsgrad") else name
 
 

@@ -778,6 +778,11 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 f"{self._kfuse_name}: param group {index}: {whys}, which "
                 "torch's optimizer would update, with max_grad_norm: the clip "
                 "norm must cover every grad")
+        if runtime.group.get("caution"):
+            raise NotImplementedError(
+                f"{self._kfuse_name}: param group {index}: {whys}, which "
+                "torch's optimizer would update, but torch's AdamW has no "
+                "caution")
         if self._kfuse_grad_scaling:
             raise NotImplementedError(
                 f"{self._kfuse_name}: param group {index}: {whys}, which "
@@ -933,19 +938,30 @@ class Adam(KfuseOptimizer):
                         capturable=capturable, differentiable=differentiable,
                         fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
+        if getattr(self, "_kfuse_caution", False):
+            defaults["caution"] = True
         super().__init__(params, defaults, check_stale, max_grad_norm)
 
 
 class AdamW(Adam):
     """torch.optim.AdamW over library/optim/adamw.mlir (decoupled weight
-    decay); see Adam for the options."""
+    decay); see Adam for the options. `caution=True` (keyword only, not a
+    torch option) runs Cautious AdamW instead, as timm's AdamW(caution=True):
+    library/optim/cautious_adamw.mlir, two passes a step; the param groups
+    then hold 'caution'."""
 
     _kfuse_spec = _spec.ADAMW
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=1e-2, amsgrad=False, *, maximize=False,
                  foreach=None, capturable=False, differentiable=False,
-                 fused=None, check_stale=True, max_grad_norm=None):
+                 fused=None, check_stale=True, max_grad_norm=None,
+                 caution=False):
+        if caution and amsgrad:
+            raise NotImplementedError(
+                "kfuse.torch.optim.AdamW: caution=True with amsgrad is not "
+                "implemented")
+        self._kfuse_caution = bool(caution)
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad,
                          foreach=foreach, maximize=maximize,
                          capturable=capturable, differentiable=differentiable,
