@@ -624,6 +624,26 @@ def lars_matches_float64_timm_semantics():
     return errors
 
 
+@test
+def lars_drop_in_matches_float64_timm():
+    """kfuse.torch.optim.Lars with timm's signature: momentum 0 keeps no
+    state (lars_plain), momentum keeps momentum_buffer; both against the
+    float64 reference over 100 steps."""
+    errors = {}
+    for seed, hp in enumerate((dict(lr=0.5, weight_decay=1e-4),
+                               dict(lr=0.1, momentum=0.9, weight_decay=1e-4,
+                                    trust_clip=True)), 375):
+        params, ref, opt, _ = run_against_float64(
+            lambda ps: kopt.Lars(ps, **hp),
+            lambda ps: LarsReference(ps, **hp), seed)
+        keys = sorted(opt.state[params[0]])
+        assert keys == (["momentum_buffer"] if hp.get("momentum") else []), \
+            keys
+        errors["momentum" if hp.get("momentum") else "plain"] = check_close(
+            str(hp), params, ref, 1e-5)
+    return errors
+
+
 class CautiousAdamWReference:
     """timm's AdamW(caution=True) in float64 on float64 twins."""
 

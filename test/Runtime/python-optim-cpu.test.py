@@ -42,7 +42,7 @@ print("library dir:", "ok" if S.optim_library_dir() ==
 # Every variant agrees with the IR it runs: state and hyper names.
 variants = {}
 for spec in (S.ADAM, S.ADAMW, S.SGD, S.ADAGRAD, S.RMSPROP, S.LION,
-             S.FUSED_LAMB):
+             S.FUSED_LAMB, S.LARS):
     variants.update(spec.variants)
 for name, variant in sorted(variants.items()):
     update = kfuse.Update(variant.resolve_source(), name=name)

@@ -97,7 +97,7 @@ except ImportError:  # pragma: no cover - older torch
     _torch_required = REQUIRED
 
 __all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Adagrad", "RMSprop",
-           "FusedLAMB", "Lion",
+           "FusedLAMB", "Lars", "Lion",
            "optimizer_from_ir"]
 
 _get_grad = operator.attrgetter("grad")
@@ -1054,6 +1054,28 @@ class Lion(KfuseOptimizer):
                  *, check_stale=True, max_grad_norm=None):
         _spec.check_lion_args(lr, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, weight_decay=weight_decay)
+        super().__init__(params, defaults, check_stale, max_grad_norm)
+
+
+class Lars(KfuseOptimizer):
+    """timm.optim.Lars over library/optim/lars.mlir: SGD whose grad (with
+    weight decay added) is scaled per tensor by
+    trust_coeff * ||p|| / (||g|| + weight_decay * ||p|| + eps), where
+    weight_decay != 0 or always_adapt; trust_clip caps it at lr (LARC).
+    Same signature and state (momentum_buffer only with momentum, as timm);
+    two launches a step."""
+
+    _kfuse_spec = _spec.LARS
+
+    def __init__(self, params, lr=1.0, momentum=0, dampening=0,
+                 weight_decay=0, nesterov=False, trust_coeff=0.001, eps=1e-8,
+                 trust_clip=False, always_adapt=False, *, check_stale=True,
+                 max_grad_norm=None):
+        _spec.check_sgd_args(lr, momentum, dampening, weight_decay, nesterov)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov,
+                        trust_coeff=trust_coeff, eps=eps,
+                        trust_clip=trust_clip, always_adapt=always_adapt)
         super().__init__(params, defaults, check_stale, max_grad_norm)
 
 
