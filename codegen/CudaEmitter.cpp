@@ -209,8 +209,9 @@ struct KernelBody {
   SmallVector<std::pair<Value, unsigned>> elementInputs;
   std::vector<Store> stores;
   SmallVector<Value> uniformFields;
-  /// Per-tensor reductions this kernel reads (index, local name) and those
-  /// it accumulates.
+  /// Reductions this kernel reads (index, local name), per tensor (read
+  /// each chunk) and over the list (read once), and those it accumulates (a
+  /// mean as a sum, divided by its count when the tensor's total is made).
   SmallVector<std::pair<unsigned, std::string>> reducedInputs, listInputs;
   std::vector<ChunkReduction> reductions;
 };
@@ -253,7 +254,7 @@ private:
   unsigned indexBits = 64;
   SmallVector<FusedOp> fusedOps;
   DenseMap<Operation *, unsigned> kernelOf;
-  /// Per-tensor reductions, numbered in program order.
+  /// Reductions per tensor and over the list, numbered in program order.
   DenseMap<Value, unsigned> reductionOf;
   SmallVector<ReduceOp> reduces;
   SmallVector<WriteOp> writes;
@@ -404,7 +405,6 @@ LogicalResult UpdateEmitter::collectReduce(ReduceOp reduce) {
     return reduce.emitOpError()
            << "reduces a whole tensor, which runs only as a multi-tensor plan "
               "(a table of one tensor or more; kfuse compile --multi-tensor)";
-  // A mean accumulates as a sum; the tensor's total divides by its count.
   if (reduce.getKind() == ReduceKind::variance)
     return reduce.emitOpError()
            << "computes a per-tensor variance, which the update schedules do "

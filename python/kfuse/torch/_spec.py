@@ -17,7 +17,7 @@ from kfuse._capi import library_dir
 
 __all__ = ["REQUIRED", "Variant", "OptimizerSpec", "ADAM", "ADAMW", "SGD",
            "ADAGRAD", "RMSPROP", "LION", "FUSED_LAMB", "LARS", "SGD_PLAIN_IR",
-           "LARS_PLAIN_IR", "spec_from_ir",
+           "spec_from_ir",
            "check_state_dict", "step_cohorts", "hyper_number", "shortest_f32",
            "step_value", "optim_library_dir", "check_adam_args",
            "check_sgd_args", "check_adagrad_args", "check_rmsprop_args",
@@ -333,10 +333,14 @@ ADAMW = OptimizerSpec("AdamW", _adam_defaults(1e-2, True), _ADAM_VARIANTS,
                       torch_class="AdamW")
 
 
-def _sgd_choose(group):
-    momentum = group["momentum"]
-    return "sgd_plain" if (isinstance(momentum, numbers.Real) and
-                           momentum == 0) else "sgd"
+def _choose_by_momentum(name):
+    """The variant chooser of an optimizer that keeps a momentum buffer only
+    with momentum: `name`, or `name`_plain at momentum 0."""
+    def choose(group):
+        momentum = group["momentum"]
+        plain = isinstance(momentum, numbers.Real) and momentum == 0
+        return name + "_plain" if plain else name
+    return choose
 
 
 SGD = OptimizerSpec(
@@ -355,7 +359,8 @@ SGD = OptimizerSpec(
      "sgd_plain": Variant("sgd_plain", SGD_PLAIN_IR,
                           hypers=(("lr", _option("lr")),
                                   ("weight_decay", _option("weight_decay"))))},
-    choose=_sgd_choose, unsupported=_UNSUPPORTED_COMMON, torch_class="SGD")
+    choose=_choose_by_momentum("sgd"), unsupported=_UNSUPPORTED_COMMON,
+    torch_class="SGD")
 
 ADAGRAD = OptimizerSpec(
     "Adagrad",
@@ -416,68 +421,12 @@ LION = OptimizerSpec(
                              ("beta2", _element("betas", 1)),
                              ("weight_decay", _option("weight_decay"))))})
 
-# LARS without momentum: timm's Lars keeps no state then, so neither does
-# this update (lars.mlir's trust ratio, then plain SGD).
-LARS_PLAIN_IR = """\
-// LARS without momentum, as timm.optim.Lars with momentum=0 (see lars.mlir):
-//   p <- p - lr * (g + wd * p) * ratio
-func.func @lars_plain(
-    %param: f32 {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
-    %grad: f32 {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
-    %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr", kfuse.default = 1.0 : f32},
-    %weight_decay: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "weight_decay", kfuse.default = 0.0 : f32},
-    %trust_coeff: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "trust_coeff", kfuse.default = 1.0e-3 : f32},
-    %eps: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "eps", kfuse.default = 1.0e-8 : f32},
-    %trust_clip: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "trust_clip", kfuse.default = 0.0 : f32},
-    %always_adapt: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "always_adapt", kfuse.default = 0.0 : f32})
-    attributes {kfuse.update} {
-  %zero = arith.constant 0.0 : f32
-  %one = arith.constant 1.0 : f32
-  %decays = arith.cmpf one, %weight_decay, %zero : f32
-  %adapts = arith.cmpf one, %always_adapt, %zero : f32
-  %adapt = arith.ori %decays, %adapts : i1
-  %clips = arith.cmpf one, %trust_clip, %zero : f32
-  %p_sq = arith.mulf %param, %param : f32
-  %g_sq = arith.mulf %grad, %grad : f32
-  %p_norm_sq = kfuse.reduce <sum> %p_sq dim 0 : f32 -> f32
-  %g_norm_sq = kfuse.reduce <sum> %g_sq dim 0 : f32 -> f32
-  %p_norm = math.sqrt %p_norm_sq : f32
-  %g_norm = math.sqrt %g_norm_sq : f32
-  %p_decay = arith.mulf %p_norm, %weight_decay : f32
-  %denom_g = arith.addf %g_norm, %p_decay : f32
-  %denom = arith.addf %denom_g, %eps : f32
-  %scaled_norm = arith.mulf %trust_coeff, %p_norm : f32
-  %raw = arith.divf %scaled_norm, %denom : f32
-  %p_pos = arith.cmpf ogt, %p_norm, %zero : f32
-  %g_pos = arith.cmpf ogt, %g_norm, %zero : f32
-  %both = arith.andi %p_pos, %g_pos : i1
-  %trusted = arith.select %both, %raw, %one : f32
-  %over_lr = arith.divf %trusted, %lr : f32
-  %clipped = arith.minimumf %over_lr, %one : f32
-  %bounded = arith.select %clips, %clipped, %trusted : f32
-  %ratio = arith.select %adapt, %bounded, %one : f32
-  %p_wd = arith.mulf %param, %weight_decay : f32
-  %g_wd = arith.addf %grad, %p_wd : f32
-  %g = arith.mulf %g_wd, %ratio : f32
-  %lr_g = arith.mulf %lr, %g : f32
-  %p_new = arith.subf %param, %lr_g : f32
-  kfuse.write %p_new to %param : f32
-  return
-}
-"""
-
 _LARS_RATIO_HYPERS = (("lr", _option("lr")),
                       ("weight_decay", _option("weight_decay")),
                       ("trust_coeff", _option("trust_coeff")),
                       ("eps", _option("eps")),
                       ("trust_clip", _option("trust_clip")),
                       ("always_adapt", _option("always_adapt")))
-
-
-def _lars_choose(group):
-    momentum = group["momentum"]
-    return "lars_plain" if (isinstance(momentum, numbers.Real) and
-                            momentum == 0) else "lars"
 
 
 # timm.optim.Lars: its defaults, in its order.
@@ -492,9 +441,10 @@ LARS = OptimizerSpec(
                          ("dampening", _option("dampening")),
                          ("nesterov", _option("nesterov"))),
                      step="hidden"),
-     "lars_plain": Variant("lars_plain", LARS_PLAIN_IR,
+     # timm's Lars keeps no state without momentum, and neither does this.
+     "lars_plain": Variant("lars_plain", "lars_plain.mlir",
                            hypers=_LARS_RATIO_HYPERS)},
-    choose=_lars_choose)
+    choose=_choose_by_momentum("lars"))
 
 
 # Apex's FusedLAMB: its param group options, in its order. adam_w_mode,
