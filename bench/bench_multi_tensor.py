@@ -14,6 +14,7 @@ AdamW), against a device-to-device copy measured in the same run.
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -406,6 +407,17 @@ def bench_optimizers(report, warmup, repeats):
 
 
 LAMB = REPO / "library" / "optim" / "lamb.mlir"
+
+
+class separate_phases:
+    """Within it, new plans launch each reduction phase on its own
+    (KFUSE_SEPARATE_PHASES=1) instead of one cooperative launch."""
+
+    def __enter__(self):
+        os.environ["KFUSE_SEPARATE_PHASES"] = "1"
+
+    def __exit__(self, *exc):
+        del os.environ["KFUSE_SEPARATE_PHASES"]
 LAMB_HP = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
                max_grad_norm=1.0)
 
@@ -439,8 +451,9 @@ def torch_lamb(params, states, step, lr, betas, eps, weight_decay,
 
 
 def bench_lamb(report, warmup, repeats):
-    """LAMB over GPT-2 small: kfuse's plan (2 launches), the FusedLAMB
-    drop-in with its global grad-norm clipping, and torch foreach ops.
+    """LAMB over GPT-2 small: kfuse's plan without and with the global
+    grad-norm clip (its phases in one cooperative launch, and one launch
+    per phase: `_separate`), the FusedLAMB drop-in, and torch foreach ops.
     Bytes: LAMB's minimum is 40 B/element in f32. Its trust ratio needs
     the whole of r before any param is written, so a second pass reads
     what the first stored (m, v or r, and p) and writes p: read p g m v,
@@ -452,17 +465,23 @@ def bench_lamb(report, warmup, repeats):
     n = numel_of(shapes)
     case = "lamb.f32.gpt2s"
 
-    def run_plan():
+    def run_plan(clip, separate):
         ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
-        opt = kfuse.multi_tensor(str(LAMB), params=ps, grads=gs,
-                                 states={"exp_avg": ms, "exp_avg_sq": vs},
-                                 check_stale=False, lr=1e-3, eps=1e-6,
-                                 weight_decay=0.01)
+        hp = dict(max_grad_norm=1.0) if clip else dict(max_grad_norm=0.0)
+        with (separate_phases() if separate else contextlib.nullcontext()):
+            opt = kfuse.multi_tensor(str(LAMB), params=ps, grads=gs,
+                                     states={"exp_avg": ms,
+                                             "exp_avg_sq": vs},
+                                     check_stale=False, lr=1e-3, eps=1e-6,
+                                     weight_decay=0.01, clip_grad_norm=clip,
+                                     **hp)
         timing = time_ms(opt.step, warmup, repeats)
-        report.row(case, "kfuse", n, timing, 40,
+        report.row(case + (".clip" if clip else ""),
+                   "kfuse" + ("_separate" if separate else ""), n, timing,
+                   44 if clip else 40,
                    launches=opt.launches_per_step, tensors=len(shapes),
                    kfuse_bytes_per_step=opt.bytes_per_step,
-                   clipping=False)
+                   clipping=clip)
 
     def drop_in(params):
         return kopt.FusedLAMB(params, check_stale=False, **LAMB_HP)
@@ -477,8 +496,7 @@ def bench_lamb(report, warmup, repeats):
         timing = time_ms(opt.step, warmup, repeats)
         report.row(case + ".clip", "kfuse_FusedLAMB", n, timing, 44,
                    launches=opt.launches_per_step,
-                   note="launches counts the plan's; the global norm adds "
-                        "torch's foreach norm, a stack-norm and one copy")
+                   host_ms=host_ms(opt.step, warmup, repeats))
 
     def run_torch():
         ps, gs, ms, vs = make_list(shapes, torch.float32, torch.float32)
@@ -495,7 +513,10 @@ def bench_lamb(report, warmup, repeats):
         timing = time_ms(step, warmup, repeats)
         report.row(case + ".clip", "torch_foreach", n, timing, 44)
 
-    report.guarded(f"{case} kfuse", run_plan)
+    for clip in (False, True):
+        for separate in (False, True):
+            report.guarded(f"{case} clip={clip} separate={separate}",
+                           lambda c=clip, s=separate: run_plan(c, s))
     report.guarded(f"{case}.clip kfuse_FusedLAMB", run_drop_in)
     report.guarded(f"{case}.clip torch_foreach", run_torch)
 
@@ -552,13 +573,15 @@ def bench_adamw_clip(report, warmup, repeats, steps=100):
             p.grad = g
         return params
 
-    def run_kfuse():
+    def run_kfuse(separate):
         params = params_with_grads()
-        opt = kopt.AdamW(params, **TORCH_HP, max_grad_norm=1.0,
-                         check_stale=False)
-        opt.step()
+        with (separate_phases() if separate else contextlib.nullcontext()):
+            opt = kopt.AdamW(params, **TORCH_HP, max_grad_norm=1.0,
+                             check_stale=False)
+            opt.step()
         timing = time_ms(opt.step, warmup, repeats)
-        report.row(case, "kfuse_AdamW_max_grad_norm", n, timing, 32,
+        report.row(case, "kfuse_AdamW_max_grad_norm" +
+                   ("_separate" if separate else ""), n, timing, 32,
                    launches=opt.launches_per_step,
                    host_ms=host_ms(opt.step, warmup, repeats))
 
@@ -575,7 +598,8 @@ def bench_adamw_clip(report, warmup, repeats, steps=100):
         report.row(case, "torch_clip_foreach+fused", n, timing, 40,
                    host_ms=host_ms(step, warmup, repeats))
 
-    report.guarded(f"{case} kfuse", run_kfuse)
+    report.guarded(f"{case} kfuse", lambda: run_kfuse(False))
+    report.guarded(f"{case} kfuse separate", lambda: run_kfuse(True))
     report.guarded(f"{case} torch", run_torch)
 
     def parity():

@@ -402,8 +402,9 @@ class LambReference:
     def __init__(self, params, lr=1e-3, bias_correction=True,
                  betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01,
                  adam_w_mode=True, grad_averaging=True, max_grad_norm=1.0,
-                 use_nvlamb=False):
+                 use_nvlamb=False, lrs=None):
         self.params = params
+        self.lrs = dict(zip(params, lrs)) if lrs else {}
         self.hp = dict(lr=lr, bias_correction=bias_correction, betas=betas,
                        eps=eps, weight_decay=weight_decay,
                        adam_w_mode=adam_w_mode, grad_averaging=grad_averaging,
@@ -425,8 +426,9 @@ class LambReference:
         beta3 = 1 - beta1 if hp["grad_averaging"] else 1.0
         bc1 = 1 - beta1 ** self.steps if hp["bias_correction"] else 1.0
         bc2 = 1 - beta2 ** self.steps if hp["bias_correction"] else 1.0
-        wd, lr = hp["weight_decay"], hp["lr"]
+        wd = hp["weight_decay"]
         for p in live:
+            lr = self.lrs.get(p, hp["lr"])
             m, v = self.state[p]["exp_avg"], self.state[p]["exp_avg_sq"]
             g = p.grad.double() / clip
             if not hp["adam_w_mode"]:
@@ -489,13 +491,35 @@ def fused_lamb_matches_float64_apex_semantics():
         errors[name] = check_close(name, params, ref, 1e-5)
         check_close(f"{name} exp_avg", states_of(opt, params, "exp_avg"),
                     [ref_opt.state[r]["exp_avg"] for r in ref], 1e-5)
-        assert opt.launches_per_step == 2, opt.launches_per_step
+        # The norm, the moments and the param: three phases, one launch.
+        assert opt.launches_per_step == 1, opt.launches_per_step
         packed = opt.state_dict()
         assert packed["param_groups"][0]["step"] == STEPS, \
             packed["param_groups"][0]["step"]
         assert sorted(packed["state"][0]) == ["exp_avg", "exp_avg_sq"], \
             sorted(packed["state"][0])
     return errors
+
+
+@test
+def fused_lamb_two_groups_share_one_norm():
+    """Two param groups are two plans: the global norm, over both, is then
+    torch's foreach norm, and each plan clips by it. The norm reported
+    matches the float64 one."""
+    params, ref, opt, ref_opt = run_against_float64(
+        lambda ps: kopt.FusedLAMB([{"params": ps[:2]},
+                                   {"params": ps[2:], "lr": 5e-4}],
+                                  lr=1e-3, max_grad_norm=0.05),
+        lambda ps: LambReference(ps, lr=1e-3, max_grad_norm=0.05,
+                                 lrs=[1e-3] * 2 + [5e-4] * (len(ps) - 2)),
+        320, STEPS)
+    error = check_close("params", params, ref, 1e-5)
+    # Each plan runs its two phases in one launch.
+    assert opt.launches_per_step == 2, opt.launches_per_step
+    norm = float(opt.grad_norm)
+    expected = float(torch.stack([r.grad.norm() for r in ref]).norm())
+    assert abs(norm - expected) <= 1e-5 * expected, (norm, expected)
+    return {"param_rel_l2": error}
 
 
 @test

@@ -214,6 +214,9 @@ struct KernelBody {
   /// mean as a sum, divided by its count when the tensor's total is made).
   SmallVector<std::pair<unsigned, std::string>> reducedInputs, listInputs;
   std::vector<ChunkReduction> reductions;
+  /// The phase that also does the found-inf scan: it reads every grad and
+  /// writes nothing, so it tests the grads it loads and sets the flag.
+  bool scansGrads = false;
 };
 
 class UpdateEmitter {
@@ -238,9 +241,12 @@ private:
                              bool fullyAligned);
   std::string emitScalarStep(KernelBody &kernel, StringRef indent);
   LogicalResult checkMultiTensor();
+  bool phaseCanScanGrads(unsigned index);
   std::string emitFoundInfScan();
   void emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
-                             std::string &out);
+                             SignatureForm form, std::string &out);
+  void emitBarrierKernel(ArrayRef<KernelInfo> phases,
+                         ArrayRef<std::string> phaseNames, std::string &out);
   std::string getVectorType(DType dtype, unsigned alignment);
   PtxKernelSpec getPtxSpec(const KernelBody &kernel) const;
   void emitPtx();
@@ -252,6 +258,8 @@ private:
   KernelPlan plan;
   unsigned vectorWidth = 1;
   unsigned indexBits = 64;
+  /// The phases run in one kernel with grid barriers (kfuse.grid_barrier).
+  bool gridBarrier = false;
   SmallVector<FusedOp> fusedOps;
   DenseMap<Operation *, unsigned> kernelOf;
   /// Reductions per tensor and over the list, numbered in program order.
@@ -733,6 +741,13 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       kernel.reductions.push_back(
           {index, reduce.getKind(), reduce.getList(), accumulator});
     }
+  if (kernel.scansGrads)
+    for (const Slot &slot : slots)
+      if (slot.param.kind == KernelParam::Kind::Tensor && slot.param.read &&
+          plan.args[slot.param.index].role == ArgRole::grad)
+        elementBody +=
+            fmt::format("  kfuse_nonfinite |= !kfuse_finite_{}({});\n",
+                        dtypeName(slot.param.dtype), slot.in);
 
   // The uniform struct and the element function.
   KernelInfo &info = kernel.info;
@@ -800,6 +815,8 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
           "{} &{}", getCudaStorageType(slot.param.dtype), slot.out));
   for (const ChunkReduction &reduction : kernel.reductions)
     elementParams.push_back("float &" + reduction.accumulator);
+  if (kernel.scansGrads)
+    elementParams.push_back("bool &kfuse_nonfinite");
   out += fmt::format("static __device__ __forceinline__ void\n{}({}) {{\n{}}}"
                      "\n\n",
                      elementFunction, llvm::join(elementParams, ", "),
@@ -842,6 +859,8 @@ UpdateEmitter::callElement(KernelBody &kernel,
       args.push_back(output(position));
   for (const ChunkReduction &reduction : kernel.reductions)
     args.push_back(reduction.accumulator);
+  if (kernel.scansGrads)
+    args.push_back("kfuse_nonfinite");
   return fmt::format("{}({})", kernel.elementFunction, llvm::join(args, ", "));
 }
 
@@ -1122,14 +1141,22 @@ std::string UpdateEmitter::emitFoundInfScan() {
 }
 
 void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
+                                          SignatureForm form,
                                           std::string &out) {
   out += getMultiTensorSignature(kernel.name, KernelInfo::Role::Update,
-                                 kBlockSize, plan.numReductions > 0);
-  out += "  // Every block reads the same flag, set by an earlier kernel: a "
-         "step with a\n"
-         "  // non-finite grad is skipped whole, before any write.\n"
-         "  if (found_inf != nullptr && *found_inf != 0.0f)\n"
-         "    return;\n";
+                                 kBlockSize, plan.numReductions > 0, form);
+  if (kernel.scansGrads)
+    out += "  // This phase writes nothing: it also sets found_inf, which "
+           "the runtime\n"
+           "  // zeroed, when a grad it reads is inf or NaN.\n"
+           "  bool kfuse_nonfinite = false;\n";
+  else
+    out += "  // Every block reads the same flag, set by an earlier kernel "
+           "or phase: a\n"
+           "  // step with a non-finite grad is skipped whole, before any "
+           "write.\n"
+           "  if (found_inf != nullptr && __ldcg(found_inf) != 0.0f)\n"
+           "    return;\n";
   std::string hyperLoads;
   for (const Slot &slot : kernel.slots)
     if (slot.param.kind == KernelParam::Kind::Scalar)
@@ -1219,6 +1246,9 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
   if (!kernel.reductions.empty())
     out += emitChunkReductions(kernel.reductions, plan.numReductions);
   out += "  }\n";
+  if (kernel.scansGrads)
+    out += "  if (__syncthreads_or(kfuse_nonfinite) && threadIdx.x == 0)\n"
+           "    *found_inf = 1.0f;\n";
   if (plan.stepArg >= 0 && advancesStep)
     out += fmt::format(
         "  // The last block to finish advances the step for the next "
@@ -1235,7 +1265,55 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
         "  }}\n",
         plan.stepArg);
   out += "}\n";
+  kernel.info.setsFoundInf = kernel.scansGrads;
   plan.kernels.push_back(std::move(kernel.info));
+}
+
+bool UpdateEmitter::phaseCanScanGrads(unsigned index) {
+  FusedOp fused = fusedOps[index];
+  if (llvm::any_of(writes, [&](WriteOp write) {
+        Operation *def = write.getValue().getDefiningOp();
+        return def && kernelOf.lookup(def) == index && isa<FusedOp>(def);
+      }))
+    return false;
+  return llvm::all_of(plan.tensorArgs, [&](unsigned arg) {
+    return plan.args[arg].role != ArgRole::grad ||
+           llvm::is_contained(fused->getOperands(), update.getArgument(arg));
+  });
+}
+
+void UpdateEmitter::emitBarrierKernel(ArrayRef<KernelInfo> phases,
+                                      ArrayRef<std::string> phaseNames,
+                                      std::string &out) {
+  // One kernel: its phases in turn, every block at a barrier between them.
+  KernelInfo info;
+  info.name =
+      fmt::format("kfuse_{}_phases", sanitizeIdentifier(update.getSymName()));
+  info.location = formatLocation(update.getLoc());
+  info.vectorWidth = vectorWidth;
+  info.indexBits = 64;
+  info.blockSize = kBlockSize;
+  info.phases = phases.size();
+  for (const KernelInfo &phase : phases) {
+    info.params.insert(info.params.end(), phase.params.begin(),
+                       phase.params.end());
+    info.numBodyOps += phase.numBodyOps;
+    info.setsFoundInf |= phase.setsFoundInf;
+  }
+  out += fmt::format("\n// The {} phases of @{} in one cooperative launch, "
+                     "a grid-wide barrier\n// between them.\n",
+                     phases.size(), update.getSymName().str());
+  out += getMultiTensorSignature(info.name, KernelInfo::Role::Update,
+                                 kBlockSize, plan.numReductions > 0,
+                                 SignatureForm::BarrierKernel);
+  for (auto [index, name] : llvm::enumerate(phaseNames)) {
+    if (index)
+      out += "  kfuse_grid_barrier(barrier);\n";
+    out += fmt::format("  {}({});\n", name,
+                       getMultiTensorCallArguments(plan.numReductions > 0));
+  }
+  out += "}\n";
+  plan.kernels.push_back(std::move(info));
 }
 
 FailureOr<KernelPlan> UpdateEmitter::emit() {
@@ -1247,17 +1325,37 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
   if (plan.multiTensor) {
     if (failed(checkMultiTensor()))
       return failure();
-    if (plan.checksFoundInf) {
+    gridBarrier = fusedOps.size() > 1 &&
+                  update->hasAttr(KFuseDialect::kGridBarrierAttrName);
+    // The first phase scans the grads itself where it reads them all and
+    // writes nothing (the global norm of kfuse-clip-grad-norm): the grads
+    // are then read twice per step, not three times.
+    bool foldScan =
+        plan.checksFoundInf && fusedOps.size() > 1 && phaseCanScanGrads(0);
+    if (plan.checksFoundInf && !foldScan) {
       kernels += emitFoundInfScan();
       kernels += "\n";
     }
+    size_t firstPhase = plan.kernels.size();
+    std::vector<std::string> phaseNames;
     for (unsigned index = 0; index < fusedOps.size(); ++index) {
       if (index)
         kernels += "\n";
       KernelBody kernel(/*multiTensor=*/true);
+      kernel.scansGrads = foldScan && index == 0;
       if (failed(emitElementFunction(index, kernel, kernels)))
         return failure();
-      emitMultiTensorKernel(kernel, index + 1 == fusedOps.size(), kernels);
+      phaseNames.push_back(kernel.name);
+      emitMultiTensorKernel(kernel, index + 1 == fusedOps.size(),
+                            gridBarrier ? SignatureForm::PhaseFunction
+                                        : SignatureForm::Kernel,
+                            kernels);
+    }
+    if (gridBarrier) {
+      std::vector<KernelInfo> phases(plan.kernels.begin() + firstPhase,
+                                     plan.kernels.end());
+      plan.kernels.resize(firstPhase);
+      emitBarrierKernel(phases, phaseNames, kernels);
     }
   } else {
     for (unsigned index = 0; index < fusedOps.size(); ++index) {
@@ -1289,7 +1387,8 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       plan.multiTensor
           ? getMultiTensorPrelude().str() + "\n" +
                 (plan.numReductions ? getMultiTensorReducePrelude().str() + "\n"
-                                    : "")
+                                    : "") +
+                (gridBarrier ? getGridBarrierPrelude().str() + "\n" : "")
           : "",
       vectorTypeDefs, vectorTypeDefs.empty() ? "" : "\n", kernels);
   return std::move(plan);

@@ -85,6 +85,36 @@ static __device__ __forceinline__ float kfuse_block_combine(float value,
 }
 )cuda";
 
+// A barrier for every block of a cooperative launch (all resident at
+// once): the last block to arrive resets the count and opens the next
+// generation. The fences make each phase's writes (totals, found_inf)
+// visible to the blocks of the next; those read them through L2 (__ldcg),
+// as an SM's L1 may hold lines from before the barrier.
+static constexpr llvm::StringLiteral kGridBarrierPrelude = R"cuda(
+static __device__ __forceinline__ void kfuse_grid_barrier(unsigned int *barrier) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    volatile unsigned int *generation = barrier + 1;
+    const unsigned int seen = *generation;
+    __threadfence();
+    if (atomicAdd(barrier, 1u) == gridDim.x - 1) {
+      atomicExch(barrier, 0u);
+      __threadfence();
+      atomicAdd(barrier + 1, 1u);
+    } else {
+      while (*generation == seen)
+        __nanosleep(64);
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+)cuda";
+
+llvm::StringRef getGridBarrierPrelude() {
+  return kGridBarrierPrelude.drop_front();
+}
+
 llvm::StringRef getMultiTensorPrelude() {
   return kMultiTensorPrelude.drop_front();
 }
@@ -94,20 +124,34 @@ llvm::StringRef getMultiTensorReducePrelude() {
 }
 
 std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
-                                    unsigned blockSize, bool reductions) {
+                                    unsigned blockSize, bool reductions,
+                                    SignatureForm form) {
   std::string tail = role == KernelInfo::Role::FoundInfScan
                          ? "const double *hypers, float *found_inf"
-                         : "double *hypers, const float *found_inf,\n"
+                         : "double *hypers, float *found_inf,\n"
                            "    unsigned int *done_counter";
   if (reductions)
     tail += ", float *__restrict__ partials,\n"
             "    float *__restrict__ totals, unsigned int *arrivals";
-  return fmt::format("extern \"C\" __global__ void __launch_bounds__({})\n"
-                     "{}(const kfuse_entry *__restrict__ entries,\n"
+  if (form == SignatureForm::BarrierKernel)
+    tail += ",\n    unsigned int *barrier";
+  std::string head =
+      form == SignatureForm::PhaseFunction
+          ? "static __device__ __forceinline__ void\n"
+          : fmt::format("extern \"C\" __global__ void __launch_bounds__({})\n",
+                        blockSize);
+  return fmt::format("{}{}(const kfuse_entry *__restrict__ entries,\n"
                      "    const kfuse_chunk *__restrict__ chunks, long long "
                      "num_chunks,\n"
                      "    {}) {{\n",
-                     blockSize, name.str(), tail);
+                     head, name.str(), tail);
+}
+
+std::string getMultiTensorCallArguments(bool reductions) {
+  return reductions ? "entries, chunks, num_chunks, hypers, found_inf, "
+                      "done_counter, partials,\n      totals, arrivals"
+                    : "entries, chunks, num_chunks, hypers, found_inf, "
+                      "done_counter";
 }
 
 static const char *getCombineFunction(ReduceKind kind) {
@@ -162,10 +206,14 @@ static std::string emitFinish(llvm::ArrayRef<const ChunkReduction *> reductions,
   return out;
 }
 
-std::string getReducedInput(unsigned index, bool list, unsigned numReductions) {
+static std::string getTotal(unsigned index, bool list, unsigned numReductions) {
   return list ? fmt::format("totals[{}]", index)
               : fmt::format("totals[(chunk.entry + 1) * {} + {}]",
                             numReductions, index);
+}
+
+std::string getReducedInput(unsigned index, bool list, unsigned numReductions) {
+  return fmt::format("__ldcg(&{})", getTotal(index, list, numReductions));
 }
 
 std::string emitChunkReductions(llvm::ArrayRef<ChunkReduction> reductions,
@@ -196,15 +244,15 @@ std::string emitChunkReductions(llvm::ArrayRef<ChunkReduction> reductions,
         perTensor, numReductions, "kfuse_last_of_tensor",
         "arrivals[chunk.entry + 1]", "kfuse_entry_end - entry->first_chunk - 1",
         "entry->first_chunk", "kfuse_entry_end", [&](unsigned index) {
-          return getReducedInput(index, /*list=*/false, numReductions);
+          return getTotal(index, /*list=*/false, numReductions);
         });
   }
   if (!perList.empty())
-    out += emitFinish(
-        perList, numReductions, "kfuse_last_of_list", "arrivals[0]",
-        "num_chunks - 1", "0", "num_chunks", [&](unsigned index) {
-          return getReducedInput(index, /*list=*/true, numReductions);
-        });
+    out +=
+        emitFinish(perList, numReductions, "kfuse_last_of_list", "arrivals[0]",
+                   "num_chunks - 1", "0", "num_chunks", [&](unsigned index) {
+                     return getTotal(index, /*list=*/true, numReductions);
+                   });
   return out;
 }
 

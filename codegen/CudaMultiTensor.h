@@ -23,10 +23,24 @@ namespace kfuse {
 /// storage bits; multi-tensor sources have them after the common prelude.
 llvm::StringRef getMultiTensorPrelude();
 
+/// What a multi-tensor signature declares: a kernel of its own, one phase
+/// of a kernel with grid barriers (a device function with the same
+/// parameters), or that kernel (one more parameter, the barrier's two
+/// counters).
+enum class SignatureForm { Kernel, PhaseFunction, BarrierKernel };
+
 /// `extern "C" ... name(<table parameters>) {` and a newline, with the
 /// parameters KernelPlan.h fixes for kernels of `role`.
 std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
-                                    unsigned blockSize, bool reductions);
+                                    unsigned blockSize, bool reductions,
+                                    SignatureForm form = SignatureForm::Kernel);
+
+/// The arguments a barrier kernel passes to each phase function.
+std::string getMultiTensorCallArguments(bool reductions);
+
+/// kfuse_grid_barrier(unsigned int *barrier), for sources with a barrier
+/// kernel.
+llvm::StringRef getGridBarrierPrelude();
 
 /// Block-wide combines that emitChunkReductions' code calls; a source
 /// includes them when its plan has reductions.
@@ -42,8 +56,9 @@ struct ChunkReduction {
   std::string accumulator;
 };
 
-/// Where kernels read reduction `index`'s total: the list's, or the tensor
-/// of the current chunk's.
+/// How kernels read reduction `index`'s total: the list's, or the tensor
+/// of the current chunk's (through L2, where a barrier kernel's earlier
+/// phase wrote it).
 std::string getReducedInput(unsigned index, bool list, unsigned numReductions);
 
 /// The value a thread's accumulator of `kind` starts from.

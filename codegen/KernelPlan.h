@@ -87,6 +87,15 @@ struct KernelParam {
 //   the list, combines them in chunk order into totals and resets the
 //   counter. Later phases read the totals. Only the last update kernel
 //   advances the step.
+// - With kfuse.grid_barrier, the phases are one kernel instead
+//   (KernelInfo::phases > 1), launched cooperatively (every block resident)
+//   with one more parameter, unsigned int *barrier: two counters, zero
+//   before the first launch, that the kernel's grid-wide barriers between
+//   phases use and leave ready for the next.
+// - A first phase that reads every grad and writes nothing (the grad norm
+//   of kfuse-clip-grad-norm) does the found-inf scan itself
+//   (KernelInfo::setsFoundInf): there is then no scan kernel, the runtime
+//   zeroes found_inf before that kernel, and later phases skip on it.
 // The found-inf scan kernel (KernelInfo::Role::FoundInfScan) has the
 // signature (entries, chunks, num_chunks, const double *hypers,
 // float *found_inf) and sets *found_inf = 1 when any grad element is inf or
@@ -179,6 +188,13 @@ struct KernelInfo {
   unsigned indexBits = 64;
   unsigned blockSize = 256;
   unsigned numBodyOps = 0;
+  /// Reduction phases this kernel runs, with a grid-wide barrier between
+  /// them (a cooperative launch when more than 1); `params` then lists
+  /// each phase's accesses in turn.
+  unsigned phases = 1;
+  /// Whether the kernel sets found_inf (a multi-tensor update kernel whose
+  /// first phase also scans the grads).
+  bool setsFoundInf = false;
 };
 
 /// The whole generated program for one specialization of an update.
@@ -209,7 +225,8 @@ struct KernelPlan {
   /// index: their totals are values a caller may read (the grad norm).
   std::vector<std::pair<std::string, unsigned>> listTotals;
   /// Whether the plan skips steps with non-finite grads (kfuse.found_inf:
-  /// a FoundInfScan kernel first, then the update gated on its flag).
+  /// a FoundInfScan kernel first, or an update kernel that setsFoundInf,
+  /// then the update gated on its flag).
   bool checksFoundInf = false;
   /// Bytes the plan moves per element over all its kernels, temporaries
   /// included; for a fully fused update, every tensor argument read once and

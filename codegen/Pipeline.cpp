@@ -181,7 +181,9 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   funcPm.addPass(createCSEPass());
   if (multiTensor)
     funcPm.addPass(createHorizontalPass());
-  funcPm.addPass(createSchedulePhasesPass());
+  SchedulePhasesPassOptions phases;
+  phases.gridBarrier = options.gridBarrier;
+  funcPm.addPass(createSchedulePhasesPass(phases));
   FuseElementwisePassOptions fuse;
   fuse.maxGroupSize = options.fuse ? options.maxGroupSize : 1;
   funcPm.addPass(createFuseElementwisePass(fuse));

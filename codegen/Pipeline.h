@@ -48,6 +48,10 @@ struct PipelineOptions {
   /// kfuse-clip-grad-norm: the grads are scaled by
   /// min(max_grad_norm / (their global norm + 1e-6), 1) inside the update.
   bool clipGradNorm = false;
+  /// kfuse-schedule-phases{grid-barrier}: the reduction phases of a
+  /// multi-tensor plan run in one cooperative launch, a grid-wide barrier
+  /// between phases; false: one launch per phase.
+  bool gridBarrier = true;
   /// kfuse-master-weights: params are f32 masters and every one gets a
   /// `<param>_model` copy in the model dtype, written in the same pass.
   bool masterWeights = false;

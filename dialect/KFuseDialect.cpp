@@ -333,7 +333,8 @@ LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "a function is an update or a norm, not both";
     return verifyNorm(func);
   }
-  if (name == kMultiTensorAttrName || name == kFoundInfAttrName) {
+  if (name == kMultiTensorAttrName || name == kFoundInfAttrName ||
+      name == kGridBarrierAttrName) {
     auto func = dyn_cast<func::FuncOp>(op);
     if (!isa<UnitAttr>(attr.getValue()) || !func || !isUpdate(func))
       return op->emitOpError()

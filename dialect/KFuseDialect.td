@@ -82,6 +82,7 @@ def KFuse_Dialect : Dialect {
     static constexpr llvm::StringLiteral kNumelMultipleAttrName = "kfuse.numel_multiple";
     static constexpr llvm::StringLiteral kMultiTensorAttrName = "kfuse.multi_tensor";
     static constexpr llvm::StringLiteral kFoundInfAttrName = "kfuse.found_inf";
+    static constexpr llvm::StringLiteral kGridBarrierAttrName = "kfuse.grid_barrier";
     static constexpr llvm::StringLiteral kNormAttrName = "kfuse.norm";
   }];
 }

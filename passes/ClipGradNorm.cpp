@@ -4,7 +4,9 @@
 // and then reads and writes every grad again to scale it, in launches of
 // its own. Here the norm is a reduction over the parameter list in the
 // update's first phase, and the scale is applied where the update reads the
-// grad: the grads are read twice and never written.
+// grad: the grads are read twice and never written. An update with a
+// `global_grad_norm` hyper clips by its own rule (LAMB's); the pass then
+// only makes that hyper the norm computed in the plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +48,19 @@ struct ClipGradNormPass
       return signalPassFailure();
     }
 
+    std::optional<BlockArgument> ownNorm;
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (getArgRole(func, i) == Role::hyper &&
+          getArgName(func, i) == kGlobalGradNormName)
+        ownNorm = func.getArgument(i);
+    if (ownNorm && !ownNorm->getType().isF32()) {
+      func.emitError() << "hyper '" << kGlobalGradNormName
+                       << "' must be an f32 scalar to hold the norm";
+      return signalPassFailure();
+    }
     FailureOr<BlockArgument> maxNorm =
-        appendHyperArgument(func, kMaxGradNormName, 1.0f);
+        ownNorm ? FailureOr<BlockArgument>(BlockArgument())
+                : appendHyperArgument(func, kMaxGradNormName, 1.0f);
     if (failed(maxNorm))
       return signalPassFailure();
     Builder attrs(context);
@@ -71,8 +84,13 @@ struct ClipGradNormPass
                                    /*dim=*/0, /*list=*/true);
     normSq->setAttr(KFuseDialect::kNameAttrName,
                     attrs.getStringAttr(kGradNormSqName));
-    // torch's coefficient: max_norm / (norm + 1e-6), at most 1 (NaN stays).
     Value norm = math::SqrtOp::create(builder, loc, normSq);
+    if (ownNorm) {
+      // The argument stays, unread: callers pass the same arguments.
+      ownNorm->replaceAllUsesWith(norm);
+      return;
+    }
+    // torch's coefficient: max_norm / (norm + 1e-6), at most 1 (NaN stays).
     Value tiny = arith::ConstantOp::create(builder, loc, f32,
                                            attrs.getF32FloatAttr(1e-6f));
     Value one = arith::ConstantOp::create(builder, loc, f32,

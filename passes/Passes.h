@@ -19,6 +19,9 @@ namespace kfuse {
 /// The hyper kfuse-clip-grad-norm adds, and the name of its list reduction.
 inline constexpr llvm::StringLiteral kMaxGradNormName = "max_grad_norm";
 inline constexpr llvm::StringLiteral kGradNormSqName = "grad_norm_sq";
+/// A hyper of an update that clips by its own rule (LAMB's): with
+/// kfuse-clip-grad-norm, the norm computed in the plan instead.
+inline constexpr llvm::StringLiteral kGlobalGradNormName = "global_grad_norm";
 
 mlir::Type parseStorageType(mlir::MLIRContext *context, llvm::StringRef name);
 

@@ -167,11 +167,19 @@ def SchedulePhasesPass : Pass<"kfuse-schedule-phases", "mlir::func::FuncOp"> {
     ops are then ordered by phase, so that kfuse-fuse-elementwise makes one
     region of each. Updates without reductions are left alone.
 
+    With `grid-barrier`, an update of several phases is marked
+    `kfuse.grid_barrier`: its phases then run in one cooperative launch, a
+    grid-wide barrier between them, instead of one launch each.
+
     ```mlir
     %sq = arith.mulf %p, %p : tensor<?xf32>
     %sum = kfuse.reduce <sum> %sq dim 0 : tensor<?xf32> -> f32
     ```
   }];
+  let options = [
+    Option<"gridBarrier", "grid-barrier", "bool", "false",
+           "run the phases in one cooperative launch with grid-wide barriers">,
+  ];
   let statistics = [
     Statistic<"numPhases", "phases", "reduction phases of the update">,
   ];
@@ -215,7 +223,14 @@ def ClipGradNormPass : Pass<"kfuse-clip-grad-norm", "mlir::func::FuncOp"> {
     min(max_grad_norm / (sqrt(grad_norm_sq) + 1e-6), 1). The update then
     runs in two phases: the norm, then the update with clipped grads. The
     grads are read twice and not written; torch's clip writes them.
-    Applied before kfuse-grad-scaling, the norm is of the unscaled grads.
+    Applied before kfuse-grad-scaling, the norm is of the unscaled grads,
+    and the norm phase (which reads every grad and writes nothing) also does
+    GradScaler's found-inf scan: the grads are read twice in all.
+
+    An update with an f32 hyper named `global_grad_norm` clips by a rule of
+    its own (Apex's LAMB divides by max(1, norm / max_grad_norm)): the pass
+    then adds no hyper and no scaling, and makes every use of that hyper the
+    norm reduced in the plan (the argument stays, unread).
   }];
   let dependentDialects = ["::kfuse::KFuseDialect",
                            "::mlir::math::MathDialect"];

@@ -60,6 +60,16 @@ public:
 
 private:
   unsigned phaseOfValue(Value value) const;
+  void assignPhases();
+  /// The earliest phase that needs `value` (a reduction's result) in
+  /// tensor math, through scalar math on it; 0 when none does.
+  unsigned neededPhase(Value value) const;
+  /// Adds the arguments that phase `phase` reads to make `value` (read
+  /// back or recomputed); false where it cannot be made there.
+  bool collectReads(Value value, unsigned phase,
+                    SmallPtrSetImpl<Value> &visited,
+                    SetVector<Value> &reads) const;
+  bool deferReductions();
   /// The value of `value` (of an earlier phase) as phase `phase` can read
   /// it, built before `user` where it is new.
   FailureOr<Value> materialize(Value value, unsigned phase, Operation *user);
@@ -72,6 +82,9 @@ private:
   DenseMap<std::pair<Value, unsigned>, Value> materialized;
   /// Values written to an argument, with the write.
   DenseMap<Value, WriteOp> writeOf;
+  /// Reductions accumulated in a later phase than their input's: where that
+  /// phase reads the input's arguments anyway, the earlier one need not.
+  DenseMap<Operation *, unsigned> deferredTo;
   unsigned numPhases = 1;
 };
 
@@ -173,30 +186,130 @@ void PhaseScheduler::orderByPhase() {
     write->moveBefore(terminator);
 }
 
-LogicalResult PhaseScheduler::run() {
+void PhaseScheduler::assignPhases() {
   Block &body = func.getBody().front();
-  if (body.getOps<ReduceOp>().empty())
-    return success();
+  numPhases = 1;
   for (Operation &op : body.without_terminator()) {
     unsigned phase = 0;
     for (OpOperand &operand : op.getOpOperands())
       if (readsElements(&op, operand.getOperandNumber()))
         phase = std::max(phase, phaseOfValue(operand.get()));
     if (isa<ReduceOp>(op))
-      ++phase;
+      phase = std::max(phase + 1, deferredTo.lookup(&op));
     phaseOf[&op] = phase;
     numPhases = std::max(numPhases, phase + 1);
     if (auto write = dyn_cast<WriteOp>(op))
       writeOf[write.getValue()] = write;
   }
+}
 
-  // Every operand of an earlier phase becomes one this phase can read.
+unsigned PhaseScheduler::neededPhase(Value value) const {
+  unsigned needed = 0;
+  for (Operation *user : value.getUsers()) {
+    // Scalar math and broadcasts of scalars run wherever they are used.
+    unsigned phase =
+        llvm::any_of(user->getResults(),
+                     [](Value result) {
+                       return isa<RankedTensorType>(result.getType()) &&
+                              !isUniformTensor(result);
+                     }) ||
+                user->getNumResults() == 0
+            ? phaseOf.lookup(user)
+            : llvm::accumulate(
+                  user->getResults(), 0u, [&](unsigned sofar, Value result) {
+                    unsigned next = neededPhase(result);
+                    return sofar && next ? std::min(sofar, next) : sofar + next;
+                  });
+    if (phase)
+      needed = needed ? std::min(needed, phase) : phase;
+  }
+  return needed;
+}
+
+bool PhaseScheduler::collectReads(Value value, unsigned phase,
+                                  SmallPtrSetImpl<Value> &visited,
+                                  SetVector<Value> &reads) const {
+  if (!isa<RankedTensorType>(value.getType()) || isUniformTensor(value) ||
+      !visited.insert(value).second)
+    return true;
+  if (isa<BlockArgument>(value)) {
+    reads.insert(value);
+    return true;
+  }
+  Operation *def = value.getDefiningOp();
+  if (phaseOfValue(value) < phase) {
+    // As materialize makes it: read back, or recomputed.
+    if (auto write = writeOf.find(value); write != writeOf.end()) {
+      reads.insert(getWriteTarget(write->second));
+      return true;
+    }
+    for (Operation *user : value.getUsers())
+      if (isa<ConvertOp>(user))
+        if (auto write = writeOf.find(user->getResult(0));
+            write != writeOf.end()) {
+          reads.insert(getWriteTarget(write->second));
+          return true;
+        }
+    if (!isRecomputable(def))
+      return false;
+  }
+  for (OpOperand &operand : def->getOpOperands())
+    if (readsElements(def, operand.getOperandNumber()) &&
+        !collectReads(operand.get(), phase, visited, reads))
+      return false;
+  return true;
+}
+
+bool PhaseScheduler::deferReductions() {
+  Block &body = func.getBody().front();
+  // What each phase reads for its own math.
+  SmallVector<SetVector<Value>> readIn(numPhases);
+  for (Operation &op : body.without_terminator()) {
+    if (isa<ReduceOp, WriteOp>(op))
+      continue;
+    unsigned phase = phaseOf.lookup(&op);
+    SmallPtrSet<Value, 16> visited;
+    for (OpOperand &operand : op.getOpOperands())
+      if (readsElements(&op, operand.getOperandNumber()))
+        (void)collectReads(operand.get(), phase, visited, readIn[phase]);
+  }
+  bool deferred = false;
+  for (auto reduce : body.getOps<ReduceOp>()) {
+    unsigned earliest = phaseOf.lookup(reduce);
+    unsigned needed = neededPhase(reduce.getResult());
+    // The latest phase before the result is needed whose own reads cover
+    // the input's.
+    for (unsigned at = needed; at > earliest; --at) {
+      SmallPtrSet<Value, 16> visited;
+      SetVector<Value> reads;
+      if (!collectReads(reduce.getInput(), at - 1, visited, reads) ||
+          !llvm::all_of(
+              reads, [&](Value read) { return readIn[at - 1].contains(read); }))
+        continue;
+      deferredTo[reduce] = at;
+      deferred = true;
+      break;
+    }
+  }
+  return deferred;
+}
+
+LogicalResult PhaseScheduler::run() {
+  Block &body = func.getBody().front();
+  if (body.getOps<ReduceOp>().empty())
+    return success();
+  assignPhases();
+  if (deferReductions())
+    assignPhases();
+
+  // Every operand of an earlier phase becomes one this phase can read; a
+  // reduction's input, one its accumulating phase can.
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
-    if (!isa<WriteOp, ReduceOp>(op))
+    if (!isa<WriteOp>(op))
       ops.push_back(&op);
   for (Operation *op : ops) {
-    unsigned phase = phaseOf.lookup(op);
+    unsigned phase = phaseOf.lookup(op) - isa<ReduceOp>(op);
     for (OpOperand &operand : op->getOpOperands()) {
       if (!readsElements(op, operand.getOperandNumber()))
         continue;
@@ -224,6 +337,7 @@ LogicalResult PhaseScheduler::run() {
 
 struct SchedulePhasesPass
     : public kfuse::impl::SchedulePhasesPassBase<SchedulePhasesPass> {
+  using SchedulePhasesPassBase::SchedulePhasesPassBase;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
@@ -232,6 +346,9 @@ struct SchedulePhasesPass
     if (failed(scheduler.run()))
       return signalPassFailure();
     numPhases = scheduler.getNumPhases();
+    if (gridBarrier && scheduler.getNumPhases() > 1)
+      func->setAttr(KFuseDialect::kGridBarrierAttrName,
+                    UnitAttr::get(func.getContext()));
   }
 };
 

@@ -288,13 +288,15 @@ kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
     if (!update)
       return fail(KFUSE_INVALID_ARGUMENT, "update is null");
     if (flags & ~(KFUSE_PLAN_GRAD_SCALING | KFUSE_PLAN_MASTER_WEIGHTS |
-                  KFUSE_PLAN_CLIP_GRAD_NORM))
+                  KFUSE_PLAN_CLIP_GRAD_NORM | KFUSE_PLAN_SEPARATE_PHASES))
       return fail(KFUSE_INVALID_ARGUMENT,
                   "unknown plan flags " + std::to_string(flags));
     MultiTensorPlanOptions options;
     options.gradScaling = flags & KFUSE_PLAN_GRAD_SCALING;
     options.masterWeights = flags & KFUSE_PLAN_MASTER_WEIGHTS;
     options.clipGradNorm = flags & KFUSE_PLAN_CLIP_GRAD_NORM;
+    if (flags & KFUSE_PLAN_SEPARATE_PHASES)
+      options.gridBarrier = false;
     std::vector<ArgInfo> infos =
         planArgInfos(update->update->args(), options.masterWeights);
     if (kfuse_status status =

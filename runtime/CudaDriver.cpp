@@ -233,6 +233,27 @@ CUresult CudaDriver::launchKernel(CUfunction function, unsigned gridX,
   return cuLaunchKernelEx(&config, function, params, nullptr);
 }
 
+CUresult CudaDriver::launchCooperative(CUfunction function, unsigned grid,
+                                       unsigned block, CUstream stream,
+                                       void **params) const {
+  if (!cuLaunchKernelEx)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  attribute.value.cooperative = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid;
+  config.gridDimY = 1;
+  config.gridDimZ = 1;
+  config.blockDimX = block;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cuLaunchKernelEx(&config, function, params, nullptr);
+}
+
 llvm::Expected<DeviceBuffer> DeviceBuffer::allocate(CudaDriver &driver,
                                                     size_t bytes) {
   DeviceBuffer buffer;

@@ -102,6 +102,13 @@ public:
                         unsigned blockX, unsigned sharedBytes, CUstream stream,
                         void **params, bool programmatic) const;
 
+  /// A cooperative launch (every block resident at once, as grid-wide
+  /// barriers need) of a 1-D grid; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+  /// when `grid` blocks do not fit, CUDA_ERROR_NOT_SUPPORTED without
+  /// cuLaunchKernelEx.
+  CUresult launchCooperative(CUfunction function, unsigned grid, unsigned block,
+                             CUstream stream, void **params) const;
+
   /// The process-wide driver: libcuda.so.1 loaded and cuInit done, or why
   /// not ("no CUDA driver: ...", "no CUDA device"). Never crashes.
   static llvm::Expected<CudaDriver &> get();

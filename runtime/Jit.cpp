@@ -126,6 +126,8 @@ std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
     hash.field("master-weights");
   if (options.clipGradNorm)
     hash.field("clip-grad-norm");
+  if (!options.gridBarrier)
+    hash.field("separate-phases");
   return hash.hex();
 }
 
@@ -225,7 +227,8 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
            o.multiTensor == options.multiTensor &&
            o.gradScaling == options.gradScaling &&
            o.masterWeights == options.masterWeights &&
-           o.clipGradNorm == options.clipGradNorm;
+           o.clipGradNorm == options.clipGradNorm &&
+           o.gridBarrier == options.gridBarrier;
   };
   {
     std::lock_guard<std::mutex> lock(compiledMutex);

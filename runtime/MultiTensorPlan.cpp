@@ -143,21 +143,26 @@ llvm::Error checkMultiTensorPlan(const KernelPlan &plan,
     return internal(what + " lists " + llvm::Twine(plan.tensorArgs.size()) +
                     " tensor arguments, the update has " +
                     llvm::Twine(expected.size()));
-  bool scanSeen = false;
-  size_t updateKernels = 0;
+  size_t scans = 0, updatePhases = 0;
   for (const KernelInfo &kernel : plan.kernels) {
-    scanSeen |= kernel.role == KernelInfo::Role::FoundInfScan;
-    updateKernels += kernel.role == KernelInfo::Role::Update;
+    scans +=
+        kernel.role == KernelInfo::Role::FoundInfScan || kernel.setsFoundInf;
+    if (kernel.role == KernelInfo::Role::Update)
+      updatePhases += kernel.phases;
+    if (kernel.phases > 1 && plan.numReductions == 0)
+      return internal(what + " has a kernel of " + llvm::Twine(kernel.phases) +
+                      " phases and no reductions");
   }
   // Kernels of reduction phases take the workspace parameters; one update
-  // kernel never does.
-  if ((updateKernels > 1) != (plan.numReductions > 0))
-    return internal(what + " has " + llvm::Twine(updateKernels) +
-                    " update kernels and " + llvm::Twine(plan.numReductions) +
+  // phase never does.
+  if ((updatePhases > 1) != (plan.numReductions > 0))
+    return internal(what + " has " + llvm::Twine(updatePhases) +
+                    " update phases and " + llvm::Twine(plan.numReductions) +
                     " reductions; phases come with reductions");
-  if (scanSeen != gradScaling)
-    return internal(what + (gradScaling ? " lacks" : " has") +
-                    " a found-inf scan kernel");
+  if ((scans == 1) != gradScaling || scans > 1)
+    return internal(what + " has " + llvm::Twine(scans) +
+                    " kernels that scan for non-finite grads" +
+                    (gradScaling ? "; grad scaling needs one" : ""));
   return llvm::Error::success();
 }
 
@@ -223,6 +228,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   pipeline.gradScaling = options.gradScaling;
   pipeline.masterWeights = options.masterWeights;
   pipeline.clipGradNorm = options.clipGradNorm;
+  pipeline.gridBarrier = options.gridBarrier;
   llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
       update.compile(*spec, pipeline);
   if (!compiled)
@@ -323,6 +329,12 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
             upload(self.arrivals, nullptr, sizeof(unsigned int) * slots))
       return std::move(error);
   }
+  bool cooperative = llvm::any_of(
+      plan.kernels, [](const KernelInfo &kernel) { return kernel.phases > 1; });
+  if (cooperative)
+    if (llvm::Error error =
+            upload(self.barrier, nullptr, 2 * sizeof(unsigned int)))
+      return std::move(error);
   // Copies from pageable memory may still be in flight when they return,
   // and steps may run on streams that do not wait for the default one.
   if (llvm::Error error =
@@ -336,6 +348,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   self.partialsAddress = self.partials.get();
   self.totalsAddress = self.totals.get();
   self.arrivalsAddress = self.arrivals.get();
+  self.barrierAddress = self.barrier.get();
 
   unsigned maxGrid = std::max<int64_t>(
       1, std::min<int64_t>(self.chunkCount,
@@ -348,21 +361,48 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
     launch.where = "kernel '" + kernel.name + "' (" + kernel.location + ")";
     launch.grid = maxGrid;
     launch.block = kernel.blockSize;
+    if (kernel.phases > 1) {
+      // Grid barriers need every block resident: as many as fit.
+      int resident = 0;
+      if (llvm::Error error = cuda.check(
+              cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                  &resident, function, kernel.blockSize, 0),
+              "cuOccupancyMaxActiveBlocksPerMultiprocessor of " + launch.where))
+        return std::move(error);
+      if (resident < 1)
+        return makeError(ErrorCode::Launch, launch.where +
+                                                " fits no block of " +
+                                                llvm::Twine(kernel.blockSize) +
+                                                " threads on an SM");
+      launch.cooperative = true;
+      launch.grid = std::max<int64_t>(
+          1, std::min<int64_t>(self.chunkCount,
+                               int64_t(device->smCount) * resident));
+    }
     // Signatures from codegen/KernelPlan.h; the pointers refer to members
     // of this (never moved) plan.
     launch.params = {&self.entriesAddress, &self.chunksAddress,
                      &self.chunkCount, &self.hypersAddress,
                      &self.foundInfAddress};
-    if (kernel.role == KernelInfo::Role::FoundInfScan) {
-      launch.isScan = true;
+    bool scans =
+        kernel.role == KernelInfo::Role::FoundInfScan || kernel.setsFoundInf;
+    if (scans) {
       launch.zeroFoundInfFirst = !foundInfZeroed;
       foundInfZeroed = true;
-    } else {
+    }
+    // A kernel that scans and then updates belongs to both parts.
+    launch.stepPhases = kernel.role == KernelInfo::Role::FoundInfScan ? StepScan
+                        : !kernel.setsFoundInf ? StepUpdate
+                        : kernel.phases > 1    ? StepScan | StepUpdate
+                                               : StepScan;
+    if (kernel.role != KernelInfo::Role::FoundInfScan) {
       launch.params.push_back(&self.doneCounterAddress);
       if (plan.numReductions > 0)
         launch.params.insert(launch.params.end(),
                              {&self.partialsAddress, &self.totalsAddress,
                               &self.arrivalsAddress});
+      if (launch.cooperative)
+        launch.params.push_back(&self.barrierAddress);
     }
     self.launches.push_back(std::move(launch));
   }
@@ -381,6 +421,7 @@ MultiTensorPlan::~MultiTensorPlan() {
   partials.reset();
   totals.reset();
   arrivals.reset();
+  barrier.reset();
 }
 
 llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {
@@ -392,19 +433,32 @@ llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {
   if (llvm::Error error = scope.check())
     return error;
   static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
+  for (const Launch &launch : launches)
+    if ((phases & launch.stepPhases) &&
+        (phases & launch.stepPhases) != launch.stepPhases)
+      return invalid(launch.where +
+                     " scans the grads for non-finite values and updates in "
+                     "one launch: step its scan and update parts together");
   for (Launch &launch : launches) {
-    if (!(phases & (launch.isScan ? StepScan : StepUpdate)))
+    if (!(phases & launch.stepPhases))
       continue;
     if (launch.zeroFoundInfFirst && (phases & StepZeroFoundInf))
       if (llvm::Error error = driver->check(
               driver->cuMemsetD32Async(foundInfAddress, 0, 1, stream),
               "zeroing found_inf"))
         return error;
+    CUresult result =
+        launch.cooperative
+            ? driver->launchCooperative(launch.function, launch.grid,
+                                        launch.block, stream,
+                                        launch.params.data())
+            : driver->cuLaunchKernel(launch.function, launch.grid, 1, 1,
+                                     launch.block, 1, 1, 0, stream,
+                                     launch.params.data(), nullptr);
     if (llvm::Error error =
-            driver->check(driver->cuLaunchKernel(
-                              launch.function, launch.grid, 1, 1, launch.block,
-                              1, 1, 0, stream, launch.params.data(), nullptr),
-                          "launch of " + launch.where))
+            driver->check(result, (launch.cooperative ? "cooperative launch of "
+                                                      : "launch of ") +
+                                      launch.where))
       return error;
     if (syncEachKernel)
       if (llvm::Error error = driver->check(driver->cuStreamSynchronize(stream),

@@ -60,6 +60,9 @@ struct MultiTensorPlanOptions {
   bool gradScaling = false;   // kfuse-grad-scaling: inv_scale + found_inf
   bool masterWeights = false; // kfuse-master-weights: model copies
   bool clipGradNorm = false;  // kfuse-clip-grad-norm: max_grad_norm
+  /// Reduction phases in one cooperative launch (false: one launch each,
+  /// also where KFUSE_SEPARATE_PHASES=1).
+  bool gridBarrier = defaultGridBarrier();
   int64_t chunkElements = defaultChunkElements();
 };
 
@@ -87,7 +90,9 @@ public:
   };
 
   /// Launches `phases` of one step on `stream`: with grad scaling, zeroes
-  /// found_inf and runs the scan first. No per-tensor host work.
+  /// found_inf and runs the scan first. No per-tensor host work. A plan
+  /// whose update kernel scans the grads itself (KernelInfo::setsFoundInf
+  /// in a kernel of several phases) refuses to run one part alone.
   llvm::Error step(CUstream stream, unsigned phases = WholeStep);
 
   /// Points tensor argument `argIndex` (a plan argument index) of every
@@ -173,19 +178,23 @@ private:
   /// Per-tensor reductions (KernelPlan::numReductions): per-chunk partials,
   /// per-entry totals and arrival counters.
   DeviceBuffer partials, totals, arrivals;
+  /// The two counters of a cooperative kernel's grid barriers.
+  DeviceBuffer barrier;
   // Kernel parameter values; `launchParams` points at these, so rebinding
   // storage only changes a value here.
   CUdeviceptr entriesAddress = 0, chunksAddress = 0;
   long long chunkCount = 0;
   CUdeviceptr hypersAddress = 0, foundInfAddress = 0, doneCounterAddress = 0;
   CUdeviceptr partialsAddress = 0, totalsAddress = 0, arrivalsAddress = 0;
+  CUdeviceptr barrierAddress = 0;
   int64_t elements = 0;
   struct Launch {
     CUfunction function = nullptr;
     std::string where; // for errors
     unsigned grid = 1, block = 256;
     bool zeroFoundInfFirst = false;
-    bool isScan = false;
+    bool cooperative = false;         // phases with grid barriers
+    unsigned stepPhases = StepUpdate; // the StepPhase parts it belongs to
     std::vector<void *> params;
   };
   std::vector<Launch> launches;

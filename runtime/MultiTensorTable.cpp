@@ -23,6 +23,11 @@ int64_t defaultChunkElements() {
   return kDefaultChunkElements;
 }
 
+bool defaultGridBarrier() {
+  const char *text = std::getenv("KFUSE_SEPARATE_PHASES");
+  return !text || llvm::StringRef(text) != "1";
+}
+
 llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
                                  llvm::ArrayRef<std::string> argNames) {
   size_t perGroup = argNames.size();

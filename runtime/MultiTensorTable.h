@@ -31,6 +31,10 @@ constexpr int64_t kDefaultChunkElements = 16384;
 /// number (for measuring; read at every call).
 int64_t defaultChunkElements();
 
+/// Whether multi-tensor plans run their reduction phases in one cooperative
+/// launch: true unless KFUSE_SEPARATE_PHASES is set to 1.
+bool defaultGridBarrier();
+
 /// One tensor of a group: a device address (never dereferenced here) and
 /// its element count.
 struct TableTensor {

@@ -13,7 +13,7 @@
 namespace kfuse {
 
 /// Bump when the encoding below changes.
-static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-2";
+static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-3";
 
 std::string planEntryKey(llvm::StringRef compileKey) {
   CacheKeyHasher hash;
@@ -79,11 +79,16 @@ Value encodeKernel(const KernelInfo &kernel) {
   Array params;
   for (const KernelParam &param : kernel.params)
     params.push_back(encodeParam(param));
-  Object object{
-      {"role", enumValue(kernel.role)},     {"name", kernel.name},
-      {"location", kernel.location},        {"params", std::move(params)},
-      {"vector_width", kernel.vectorWidth}, {"index_bits", kernel.indexBits},
-      {"block_size", kernel.blockSize},     {"body_ops", kernel.numBodyOps}};
+  Object object{{"role", enumValue(kernel.role)},
+                {"name", kernel.name},
+                {"location", kernel.location},
+                {"params", std::move(params)},
+                {"vector_width", kernel.vectorWidth},
+                {"index_bits", kernel.indexBits},
+                {"block_size", kernel.blockSize},
+                {"body_ops", kernel.numBodyOps},
+                {"phases", kernel.phases},
+                {"sets_found_inf", kernel.setsFoundInf}};
   if (kernel.hostUniforms)
     object["host_uniforms"] = encodeUniforms(*kernel.hostUniforms);
   return object;
@@ -253,6 +258,10 @@ void readKernel(Reader &reader, KernelInfo &kernel) {
   reader.read("index_bits", kernel.indexBits);
   reader.read("block_size", kernel.blockSize);
   reader.read("body_ops", kernel.numBodyOps);
+  reader.read("phases", kernel.phases);
+  reader.read("sets_found_inf", kernel.setsFoundInf);
+  if (kernel.phases == 0)
+    reader.fail("a kernel of no phases");
   if (reader.has("host_uniforms")) {
     const Object *object = reader.get("host_uniforms")->getAsObject();
     if (!object) {

@@ -121,11 +121,16 @@ typedef struct kfuse_plan kfuse_plan;
  * scales the grads inside the update by min(max_grad_norm / (global norm +
  * 1e-6), 1), as torch's clip_grad_norm_ (the grads themselves are not
  * written); the squared norm is the list total "grad_norm_sq"
- * (kfuse_plan_total_slot). */
+ * (kfuse_plan_total_slot). An update that has a hyper "global_grad_norm"
+ * clips itself: the flag makes that hyper the norm computed in the plan.
+ * An update with reductions runs its phases in one cooperative launch;
+ * KFUSE_PLAN_SEPARATE_PHASES (or KFUSE_SEPARATE_PHASES=1 in the
+ * environment) launches each phase on its own. */
 enum {
   KFUSE_PLAN_GRAD_SCALING = 1,
   KFUSE_PLAN_MASTER_WEIGHTS = 2,
-  KFUSE_PLAN_CLIP_GRAD_NORM = 4
+  KFUSE_PLAN_CLIP_GRAD_NORM = 4,
+  KFUSE_PLAN_SEPARATE_PHASES = 8
 };
 KFUSE_API kfuse_status kfuse_plan_create(kfuse_update *update,
                                          const kfuse_arg *tensors,

@@ -32,7 +32,7 @@
 // CHECK-LABEL: // The multi-tensor kernel of @scaled_sgd
 // CHECK: = v{{[0-9]+}} * u.inv_scale;
 // CHECK: kfuse_scaled_sgd_multi(const kfuse_entry *__restrict__ entries,
-// CHECK: if (found_inf != nullptr && *found_inf != 0.0f)
+// CHECK: if (found_inf != nullptr && __ldcg(found_inf) != 0.0f)
 // CHECK-NEXT: return;
 // CHECK-DAG: const double inv_scale = hypers[4];
 // CHECK-DAG: const double lr = hypers[3];

@@ -22,10 +22,10 @@
 // CHECK: extern "C" __global__ void __launch_bounds__(256)
 // CHECK-NEXT: kfuse_momentum_multi(const kfuse_entry *__restrict__ entries,
 // CHECK-NEXT:     const kfuse_chunk *__restrict__ chunks, long long num_chunks,
-// CHECK-NEXT:     double *hypers, const float *found_inf,
+// CHECK-NEXT:     double *hypers, float *found_inf,
 // CHECK-NEXT:     unsigned int *done_counter) {
 // CHECK-NEXT: // Every block reads the same flag
-// CHECK: if (found_inf != nullptr && *found_inf != 0.0f)
+// CHECK: if (found_inf != nullptr && __ldcg(found_inf) != 0.0f)
 // CHECK-NEXT: return;
 // CHECK-DAG: const double momentum = hypers[3];
 // CHECK-DAG: const double lr = hypers[4];

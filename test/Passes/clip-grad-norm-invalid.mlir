@@ -21,3 +21,15 @@ func.func @no_grad(
   kfuse.write %p_new to %p : tensor<?xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{hyper 'global_grad_norm' must be an f32 scalar to hold the norm}}
+func.func @norm_not_scalar(
+    %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+    %norm: f16 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "global_grad_norm"})
+    attributes {kfuse.update} {
+  kfuse.write %g to %p : tensor<?xf32>
+  return
+}

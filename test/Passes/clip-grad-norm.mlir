@@ -33,3 +33,32 @@ func.func @sgd(
   return
 }
 
+
+// An update with a `global_grad_norm` hyper clips by its own rule: no
+// hyper is added and no read of the grad is scaled; the hyper's uses become
+// the norm reduced in the plan.
+// CHECK-LABEL: func.func @own_rule
+// CHECK-SAME: %[[G:arg1]]: tensor<?xf32> {{.*}}, %[[GN:arg2]]: f32 {{.*}}kfuse.name = "global_grad_norm"{{.*}}, %[[MAX:arg3]]: f32 {{.*}}kfuse.name = "max_grad_norm"{{.*}})
+// CHECK-NOT: kfuse.name = "max_grad_norm"
+// CHECK: %[[SQ:.*]] = arith.mulf %[[G]], %[[G]] : tensor<?xf32>
+// CHECK: %[[NSQ:.*]] = kfuse.reduce <sum> %[[SQ]] dim 0 over list {kfuse.name = "grad_norm_sq"}
+// CHECK: %[[NORM:.*]] = math.sqrt %[[NSQ]] : f32
+// CHECK: %[[RATIO:.*]] = arith.divf %[[NORM]], %[[MAX]] : f32
+// CHECK: %[[DIV:.*]] = arith.maximumf %[[RATIO]], %{{.*}} : f32
+// CHECK: kfuse.broadcast %[[DIV]] like %[[G]]
+// CHECK-NOT: %[[GN]]
+func.func @own_rule(
+    %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+    %norm: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "global_grad_norm"},
+    %max: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "max_grad_norm"})
+    attributes {kfuse.update} {
+  %one = arith.constant 1.0 : f32
+  %ratio = arith.divf %norm, %max : f32
+  %div = arith.maximumf %ratio, %one : f32
+  %div_v = kfuse.broadcast %div like %g : f32, tensor<?xf32>
+  %d = arith.divf %g, %div_v : tensor<?xf32>
+  %p_new = arith.subf %p, %d : tensor<?xf32>
+  kfuse.write %p_new to %p : tensor<?xf32>
+  return
+}

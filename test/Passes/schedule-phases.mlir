@@ -1,5 +1,6 @@
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-schedule-phases))' | FileCheck %s
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-schedule-phases,kfuse-fuse-elementwise))' | FileCheck %s --check-prefix=FUSED
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-schedule-phases{grid-barrier}))' | FileCheck %s --check-prefix=BARRIER
 
 // LAMB's shape: phase 0 computes the moments (stored) and the direction r,
 // reduces ||p||^2 and ||r||^2; phase 1 needs r. r is not kept: phase 1
@@ -67,5 +68,50 @@ func.func @bf16_state(
   %scaled = arith.mulf %sum_v, %m_new : tensor<?xf32>
   kfuse.write %scaled to %p : tensor<?xf32>
   kfuse.write %stored to %m : tensor<?xbf16>
+  return
+}
+
+// A reduction whose input is ready in phase 0 but whose result is needed
+// only in phase 2 is accumulated in phase 1, which reads the param anyway:
+// phase 0 then reads the grad alone (LAMB's ||p|| after a global grad
+// norm). With grid-barrier, an update of several phases is marked for one
+// cooperative launch.
+// FUSED-LABEL: func.func @deferred_norm
+// FUSED: kfuse.fused(%arg1) : (tensor<?xf32>) -> tensor<?xf32>
+// FUSED: kfuse.reduce <sum> %{{.*}} dim 0 over list
+// FUSED: %[[P1:.*]]:2 = kfuse.fused(%arg0, %arg1, %{{.*}})
+// FUSED: kfuse.reduce <sum> %[[P1]]#0 dim 0
+// FUSED: kfuse.reduce <sum> %[[P1]]#1 dim 0
+// BARRIER-LABEL: func.func @deferred_norm
+// BARRIER-SAME: attributes {kfuse.grid_barrier, kfuse.update}
+// BARRIER-LABEL: func.func @one_phase
+// BARRIER-SAME: attributes {kfuse.update}
+func.func @deferred_norm(
+    %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"})
+    attributes {kfuse.update} {
+  %g_sq = arith.mulf %g, %g : tensor<?xf32>
+  %g_norm_sq = kfuse.reduce <sum> %g_sq dim 0 over list : tensor<?xf32> -> f32
+  %p_sq = arith.mulf %p, %p : tensor<?xf32>
+  %p_norm_sq = kfuse.reduce <sum> %p_sq dim 0 : tensor<?xf32> -> f32
+  %scale = kfuse.broadcast %g_norm_sq like %g : f32, tensor<?xf32>
+  %u0 = arith.mulf %g, %scale : tensor<?xf32>
+  %u = arith.addf %u0, %p : tensor<?xf32>
+  %u_sq = arith.mulf %u, %u : tensor<?xf32>
+  %u_norm_sq = kfuse.reduce <sum> %u_sq dim 0 : tensor<?xf32> -> f32
+  %ratio = arith.divf %p_norm_sq, %u_norm_sq : f32
+  %ratio_v = kfuse.broadcast %ratio like %p : f32, tensor<?xf32>
+  %d = arith.mulf %ratio_v, %u : tensor<?xf32>
+  %p_new = arith.subf %p, %d : tensor<?xf32>
+  kfuse.write %p_new to %p : tensor<?xf32>
+  return
+}
+
+func.func @one_phase(
+    %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"})
+    attributes {kfuse.update} {
+  %p_new = arith.subf %p, %g : tensor<?xf32>
+  kfuse.write %p_new to %p : tensor<?xf32>
   return
 }

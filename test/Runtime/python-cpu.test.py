@@ -52,7 +52,7 @@ status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
 print("plan master weights:", STATUS_NAMES[status],
       lib().kfuse_last_error().decode())
 status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
-                                 8, ctypes.byref(plan))
+                                 16, ctypes.byref(plan))
 print("plan flags:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
 status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
                                  1, ctypes.byref(plan))

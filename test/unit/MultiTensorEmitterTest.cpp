@@ -173,15 +173,16 @@ TEST_F(MultiTensorEmitterTest, AdamWF32) {
   EXPECT_TRUE(contains(source,
                        "kfuse_adamw_multi(const kfuse_entry *__restrict__ "
                        "entries,\n    const kfuse_chunk *__restrict__ chunks, "
-                       "long long num_chunks,\n    double *hypers, const "
+                       "long long num_chunks,\n    double *hypers, "
                        "float *found_inf,\n    unsigned int *done_counter) {"))
       << source;
   EXPECT_FALSE(contains(source, "long long n)")) << source;
   EXPECT_FALSE(contains(source, "long long n,")) << source;
 
   // The gate comes first, then the hypers from the device.
-  size_t gate = source.find("if (found_inf != nullptr && *found_inf != 0.0f)\n"
-                            "    return;");
+  size_t gate =
+      source.find("if (found_inf != nullptr && __ldcg(found_inf) != 0.0f)\n"
+                  "    return;");
   size_t lr = source.find("const double lr = hypers[4];");
   size_t step = source.find("const double step = hypers[9] + 1.0;");
   size_t loop = source.find(
@@ -509,19 +510,39 @@ TEST(MultiTensorLibraryTest, LibraryOptimizersCompile) {
 
 } // namespace
 
+using Access = std::vector<std::tuple<unsigned, bool, bool>>;
+
+/// The tensor accesses of `params` (all of them, or [begin, end)), sorted.
+static Access tensorAccesses(llvm::ArrayRef<KernelParam> params) {
+  Access out;
+  for (const KernelParam &param : params)
+    if (param.kind == KernelParam::Kind::Tensor)
+      out.emplace_back(param.index, param.read, param.written);
+  llvm::sort(out);
+  return out;
+}
+
+static llvm::Expected<KernelPlan>
+compileLibrary(llvm::StringRef name, const PipelineOptions &options) {
+  std::string path =
+      std::string(KFUSE_SOURCE_DIR) + "/library/optim/" + name.str() + ".mlir";
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return llvm::createStringError("cannot read " + path);
+  return compileToPlan((*buffer)->getBuffer(), path, Specialization(), options,
+                       /*ptxSm=*/0);
+}
+
 /// LAMB's per-tensor norms make two reduction phases after the found-inf
 /// scan: the first reads param, grad and both moments and stores the
 /// moments; the second reads the moments back with the param and stores
 /// the param. 44 bytes per element: the fewest a two-pass LAMB moves, plus
 /// the scan's read of the grad. Only the last phase advances the step.
 TEST_F(MultiTensorEmitterTest, LambRunsInTwoPhases) {
-  std::string path = std::string(KFUSE_SOURCE_DIR) + "/library/optim/lamb.mlir";
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  ASSERT_TRUE(bool(buffer)) << path;
   PipelineOptions options;
   options.gradScaling = true; // implies the multi-tensor schedule it needs
-  llvm::Expected<KernelPlan> plan = compileToPlan(
-      (*buffer)->getBuffer(), path, Specialization(), options, /*ptxSm=*/0);
+  options.gridBarrier = false;
+  llvm::Expected<KernelPlan> plan = compileLibrary("lamb", options);
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_TRUE(plan->multiTensor);
   EXPECT_EQ(plan->numReductions, 2u);
@@ -530,14 +551,8 @@ TEST_F(MultiTensorEmitterTest, LambRunsInTwoPhases) {
   EXPECT_EQ(plan->kernels[1].name, "kfuse_lamb_phase0");
   EXPECT_EQ(plan->kernels[2].name, "kfuse_lamb_phase1");
   auto tensors = [](const KernelInfo &kernel) {
-    std::vector<std::tuple<unsigned, bool, bool>> out;
-    for (const KernelParam &param : kernel.params)
-      if (param.kind == KernelParam::Kind::Tensor)
-        out.emplace_back(param.index, param.read, param.written);
-    llvm::sort(out);
-    return out;
+    return tensorAccesses(kernel.params);
   };
-  using Access = std::vector<std::tuple<unsigned, bool, bool>>;
   EXPECT_EQ(tensors(plan->kernels[1]), (Access{{0, true, false},
                                                {1, true, false},
                                                {2, true, true},
@@ -552,4 +567,80 @@ TEST_F(MultiTensorEmitterTest, LambRunsInTwoPhases) {
             std::string_view::npos);
   EXPECT_NE(source.substr(phase1).find("atomicAdd(done_counter"),
             std::string_view::npos);
+}
+
+/// By default the two phases are one kernel with a grid barrier between
+/// them: the same accesses and bytes, one launch after the scan.
+TEST_F(MultiTensorEmitterTest, LambPhasesShareOneLaunch) {
+  PipelineOptions options;
+  options.gradScaling = true;
+  llvm::Expected<KernelPlan> plan = compileLibrary("lamb", options);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_EQ(plan->kernels.size(), 2u);
+  EXPECT_EQ(plan->kernels[0].role, KernelInfo::Role::FoundInfScan);
+  const KernelInfo &kernel = plan->kernels[1];
+  EXPECT_EQ(kernel.name, "kfuse_lamb_phases");
+  EXPECT_EQ(kernel.phases, 2u);
+  EXPECT_FALSE(kernel.setsFoundInf);
+  EXPECT_EQ(plan->bytesPerElement(), 4u * (1 + 6 + 4));
+  std::string_view source = plan->source;
+  size_t phases = source.find("kfuse_lamb_phases(");
+  ASSERT_NE(phases, std::string_view::npos);
+  EXPECT_NE(source.substr(phases).find("kfuse_lamb_phase0(entries"),
+            std::string_view::npos);
+  EXPECT_NE(source.substr(phases).find("kfuse_grid_barrier(barrier);"),
+            std::string_view::npos);
+}
+
+/// With clipping, LAMB's own rule reads its `global_grad_norm` hyper, which
+/// kfuse-clip-grad-norm makes the norm reduced in the plan: three phases
+/// (norm, moments, param) in one launch. Under grad scaling the norm phase,
+/// which reads only the grads, does the found-inf scan: 44 bytes per
+/// element, the grads read twice.
+TEST_F(MultiTensorEmitterTest, LambClipsInOneLaunch) {
+  PipelineOptions options;
+  options.gradScaling = true;
+  options.clipGradNorm = true;
+  llvm::Expected<KernelPlan> plan = compileLibrary("lamb", options);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->numReductions, 3u);
+  ASSERT_EQ(plan->listTotals.size(), 1u);
+  EXPECT_EQ(plan->listTotals[0].first, "grad_norm_sq");
+  // No max_grad_norm added: LAMB has its own.
+  EXPECT_EQ(llvm::count_if(
+                plan->args,
+                [](const ArgInfo &arg) { return arg.name == "max_grad_norm"; }),
+            1);
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  const KernelInfo &kernel = plan->kernels[0];
+  EXPECT_EQ(kernel.role, KernelInfo::Role::Update);
+  EXPECT_EQ(kernel.phases, 3u);
+  EXPECT_TRUE(kernel.setsFoundInf);
+  EXPECT_EQ(plan->bytesPerElement(), 4u * (1 + 6 + 4));
+  EXPECT_NE(plan->source.find("kfuse_nonfinite |= !kfuse_finite_f32("),
+            std::string::npos);
+  EXPECT_EQ(plan->source.find("_found_inf("), std::string::npos);
+
+  options.gridBarrier = false;
+  plan = compileLibrary("lamb", options);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_EQ(plan->kernels.size(), 3u);
+  EXPECT_TRUE(plan->kernels[0].setsFoundInf);
+  EXPECT_EQ(tensorAccesses(plan->kernels[0].params),
+            (Access{{1, true, false}}));
+  EXPECT_FALSE(plan->kernels[1].setsFoundInf);
+}
+
+/// AdamW with max_grad_norm and a GradScaler: the norm phase scans the
+/// grads, so a step moves 32 bytes per element in one launch.
+TEST_F(MultiTensorEmitterTest, ClippedAdamWScansInItsNormPhase) {
+  PipelineOptions options;
+  options.gradScaling = true;
+  options.clipGradNorm = true;
+  llvm::Expected<KernelPlan> plan = compileLibrary("adamw", options);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  EXPECT_EQ(plan->kernels[0].phases, 2u);
+  EXPECT_TRUE(plan->kernels[0].setsFoundInf);
+  EXPECT_EQ(plan->bytesPerElement(), 4u * (1 + 4 + 3));
 }

@@ -103,6 +103,11 @@ static cl::opt<bool> clipGradNorm(
     cl::desc("scale grads by min(max_grad_norm / (global norm + 1e-6), 1) "
              "inside the update"),
     KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<bool> separatePhases(
+    "separate-phases",
+    cl::desc("one launch per reduction phase of a multi-tensor plan, not one "
+             "cooperative launch with grid barriers"),
+    KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<unsigned>
     maxGroupSize("max-group-size",
                  cl::desc("most elementwise ops in one kernel (0: no limit)"),
@@ -191,10 +196,11 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.input = input;
   // compile, check and bench share the option objects of the shared flags;
   // --numel and --steps are each subcommand's own.
-  options.updateOnly = givenOptions(
-      {&paramDType, &gradDType, &stateDType, &modelDType, &masterWeights,
-       &numelMultiple, &codegen, &noFusion, &multiTensor, &gradScaling,
-       &clipGradNorm, &maxGroupSize, &compileNumel, &checkNumel, &steps});
+  options.updateOnly =
+      givenOptions({&paramDType, &gradDType, &stateDType, &modelDType,
+                    &masterWeights, &numelMultiple, &codegen, &noFusion,
+                    &multiTensor, &gradScaling, &clipGradNorm, &separatePhases,
+                    &maxGroupSize, &compileNumel, &checkNumel, &steps});
   options.normOnly = givenOptions({&normCols, &inputDType, &weightDType});
   auto parse = [](StringRef option, StringRef value) -> Expected<DType> {
     if (std::optional<DType> dtype = parseDType(value.str());
@@ -236,6 +242,7 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.pipeline.multiTensor = multiTensor;
   options.pipeline.gradScaling = gradScaling;
   options.pipeline.clipGradNorm = clipGradNorm;
+  options.pipeline.gridBarrier = !separatePhases;
   options.pipeline.masterWeights = masterWeights;
   options.arch = arch;
   // Checked whatever --emit asks for: the arch is part of what the compile

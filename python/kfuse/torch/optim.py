@@ -572,6 +572,11 @@ class KfuseOptimizer(torch.optim.Optimizer):
         if scaler is not None:
             self._kfuse_report_found_inf(scaler, plans)
 
+    def _kfuse_clips_in_plan(self, runtime, members):
+        """Whether the plans of `members` (of `runtime`'s group) reduce the
+        global grad norm themselves (kfuse.multi_tensor's clip_grad_norm)."""
+        return self._kfuse_max_grad_norm is not None
+
     def _kfuse_step_hypers(self, inv_scale):
         """Hypers every plan gets at this step beyond its group's options
         ({IR name: number or CUDA tensor}); `inv_scale` is GradScaler's
@@ -694,8 +699,8 @@ class KfuseOptimizer(torch.optim.Optimizer):
             if any(map(_is_dtensor, cohort_params)):
                 grads_of = [_LocalGradOf(p) if _is_dtensor(p) else p
                             for p in cohort_params]
-            clip = self._kfuse_max_grad_norm is not None
-            if clip:
+            clip = self._kfuse_clips_in_plan(runtime, members)
+            if self._kfuse_max_grad_norm is not None:
                 hypers["max_grad_norm"] = float(self._kfuse_max_grad_norm)
             mtu = kfuse.multi_tensor(update,
                                      params=list(map(_local, cohort_params)),
@@ -1086,8 +1091,12 @@ class FusedLAMB(KfuseOptimizer):
     max(1, ||g|| / max_grad_norm) over every grad of the optimizer. Same
     signature, param groups (group['step'] counts the steps) and state
     (exp_avg, exp_avg_sq). Each plan runs two launches per step (the second
-    recomputes r from the stored moments); the global grad norm is
-    torch._foreach_norm and a norm of those, as Apex's l2norm kernels.
+    recomputes r from the stored moments). With one param group of one
+    dtype and device, the global grad norm is reduced in the plan too: three
+    phases (norm, moments, param) in one launch, the grads read twice (and
+    the GradScaler's found-inf check done in the norm phase). Otherwise it
+    is torch._foreach_norm and a norm of those, as Apex's l2norm kernels.
+    `grad_norm` is the norm of the last step (a device tensor).
     Under GradScaler a skipped step is skipped on the device, and
     group['step'] is exact again at state_dict(). Unlike Apex, bf16 params
     and states are taken too."""
@@ -1109,6 +1118,7 @@ class FusedLAMB(KfuseOptimizer):
                         max_grad_norm=max_grad_norm)
         super().__init__(params, defaults, check_stale)
         self.adam_w_mode = 1 if adam_w_mode else 0
+        self._kfuse_last_norm = None
         self.set_grad_none = set_grad_none
         self.use_nvlamb = use_nvlamb
 
@@ -1126,7 +1136,35 @@ class FusedLAMB(KfuseOptimizer):
             group["step"] = group.get("step", 0) + 1
         return loss
 
+    def _kfuse_clips_in_plan(self, runtime, members):
+        # The plan's norm covers its own grads: those must be all of them.
+        return (len(self.param_groups) == 1 and not runtime.fallback
+                and len({(p.dtype, p.device) for p in members}) == 1
+                and not any(map(_is_dtensor, members)))
+
+    def _kfuse_in_plan_norm(self):
+        runtimes = [runtime for runtime in self._kfuse_runtimes
+                    if runtime is not None and runtime.cohorts]
+        if len(runtimes) == 1 and len(runtimes[0].cohorts) == 1 and \
+                runtimes[0].cohorts[0].mtu.clip_grad_norm:
+            return runtimes[0].cohorts[0].mtu
+        return None
+
+    @property
+    def grad_norm(self):
+        """The global grad norm the last step clipped by (a 0-dim float32
+        CUDA tensor, no host sync), or None before the first step."""
+        mtu = self._kfuse_in_plan_norm()
+        if mtu is not None:
+            return mtu.grad_norm
+        return self._kfuse_last_norm
+
     def _kfuse_step_hypers(self, inv_scale):
+        options = {"max_grad_norm": float(self.defaults["max_grad_norm"]),
+                   "adam_w_mode": float(self.adam_w_mode),
+                   "use_nvlamb": 1.0 if self.use_nvlamb else 0.0}
+        if self._kfuse_in_plan_norm() is not None:
+            return options
         grads = [p.grad for group in self.param_groups
                  for p in group["params"] if p.grad is not None]
         if not grads:
@@ -1141,10 +1179,8 @@ class FusedLAMB(KfuseOptimizer):
         norm = torch.linalg.vector_norm(torch.stack(norms))
         if inv_scale is not None:
             norm = norm * inv_scale
-        return {"global_grad_norm": norm,
-                "max_grad_norm": float(self.defaults["max_grad_norm"]),
-                "adam_w_mode": float(self.adam_w_mode),
-                "use_nvlamb": 1.0 if self.use_nvlamb else 0.0}
+        self._kfuse_last_norm = norm
+        return {"global_grad_norm": norm, **options}
 
     def state_dict(self):
         if self._kfuse_grad_scaling:
