@@ -406,6 +406,65 @@ def bench_optimizers(report, warmup, repeats):
         report.guarded(f"{case} torch_fused", run_torch)
 
 
+# The drop-ins of optimizers with reductions or more states, over GPT-2
+# small: (case, kfuse constructor, torch peer or None, the fewest bytes per
+# element the algorithm moves in f32).
+DROP_INS = [
+    # p g sum read, p sum written.
+    ("adagrad", lambda k, ps: k.Adagrad(ps, lr=1e-2, check_stale=False),
+     lambda ps: torch.optim.Adagrad(ps, lr=1e-2, foreach=True), 20),
+    # p g square_avg read and written, with momentum a buffer too.
+    ("rmsprop", lambda k, ps: k.RMSprop(ps, lr=1e-3, check_stale=False),
+     lambda ps: torch.optim.RMSprop(ps, lr=1e-3, foreach=True), 20),
+    ("rmsprop_centered_momentum",
+     lambda k, ps: k.RMSprop(ps, lr=1e-3, centered=True, momentum=0.9,
+                             check_stale=False),
+     lambda ps: torch.optim.RMSprop(ps, lr=1e-3, centered=True, momentum=0.9,
+                                    foreach=True), 36),
+    # Norms of p and g first (read p g), then p g buf read, p buf written.
+    ("lars", lambda k, ps: k.Lars(ps, lr=1.0, momentum=0.9,
+                                  weight_decay=1e-4, check_stale=False),
+     None, 28),
+    # The mask's mean per tensor needs the new moments first: read g m v,
+    # write m v; then read p g m v, write p.
+    ("cautious_adamw",
+     lambda k, ps: k.AdamW(ps, **TORCH_HP, caution=True, check_stale=False),
+     None, 40),
+]
+
+
+def bench_drop_ins(report, warmup, repeats):
+    from kfuse.torch import optim as kopt
+
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    for name, make_kfuse, make_torch, fewest in DROP_INS:
+        case = f"{name}.f32.gpt2s"
+
+        def run(impl, make, case=case, fewest=fewest):
+            ps, gs, _, _ = make_list(shapes, torch.float32, torch.float32)
+            params = [torch.nn.Parameter(p) for p in ps]
+            for p, g in zip(params, gs):
+                p.grad = g
+            opt = make(params)
+            opt.step()
+            timing = time_ms(opt.step, warmup, repeats)
+            extra = {}
+            if impl == "kfuse":
+                extra = dict(launches=opt.launches_per_step,
+                             kfuse_bytes_per_element=sum(
+                                 c.mtu.bytes_per_step
+                                 for r in opt._kfuse_runtimes if r
+                                 for c in r.cohorts) / n)
+            report.row(case, impl, n, timing, fewest, **extra)
+
+        report.guarded(f"{case} kfuse",
+                       lambda: run("kfuse", lambda ps: make_kfuse(kopt, ps)))
+        if make_torch is not None:
+            report.guarded(f"{case} torch_foreach",
+                           lambda: run("torch_foreach", make_torch))
+
+
 LAMB = REPO / "library" / "optim" / "lamb.mlir"
 
 
@@ -878,6 +937,8 @@ def main():
                        lambda: bench_master(report, w, r))
     if want("tiny4096"):
         bench_tiny(report, w, r)
+    if want("drop_ins"):
+        bench_drop_ins(report, w, r)
     if want("lamb"):
         bench_lamb(report, w, r)
     if want("adamw_clip"):

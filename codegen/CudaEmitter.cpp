@@ -1247,8 +1247,11 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
     out += emitChunkReductions(kernel.reductions, plan.numReductions);
   out += "  }\n";
   if (kernel.scansGrads)
-    out += "  if (__syncthreads_or(kfuse_nonfinite) && threadIdx.x == 0)\n"
-           "    *found_inf = 1.0f;\n";
+    out +=
+        "  // Null in a step that does not scan.\n"
+        "  if (__syncthreads_or(kfuse_nonfinite) && found_inf != nullptr &&\n"
+        "      threadIdx.x == 0)\n"
+        "    *found_inf = 1.0f;\n";
   if (plan.stepArg >= 0 && advancesStep)
     out += fmt::format(
         "  // The last block to finish advances the step for the next "

@@ -349,6 +349,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   self.totalsAddress = self.totals.get();
   self.arrivalsAddress = self.arrivals.get();
   self.barrierAddress = self.barrier.get();
+  self.updateFoundInfAddress = self.foundInfAddress;
 
   unsigned maxGrid = std::max<int64_t>(
       1, std::min<int64_t>(self.chunkCount,
@@ -390,11 +391,12 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
       launch.zeroFoundInfFirst = !foundInfZeroed;
       foundInfZeroed = true;
     }
-    // A kernel that scans and then updates belongs to both parts.
-    launch.stepPhases = kernel.role == KernelInfo::Role::FoundInfScan ? StepScan
-                        : !kernel.setsFoundInf ? StepUpdate
-                        : kernel.phases > 1    ? StepScan | StepUpdate
-                                               : StepScan;
+    // A plan whose update kernels scan (setsFoundInf) has no scan part of
+    // its own: see step().
+    launch.stepPhases =
+        kernel.role == KernelInfo::Role::FoundInfScan ? StepScan : StepUpdate;
+    if (plan.checksFoundInf && kernel.role == KernelInfo::Role::Update)
+      self.scansInUpdate |= kernel.setsFoundInf;
     if (kernel.role != KernelInfo::Role::FoundInfScan) {
       launch.params.push_back(&self.doneCounterAddress);
       if (plan.numReductions > 0)
@@ -406,6 +408,10 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
     }
     self.launches.push_back(std::move(launch));
   }
+  // Update kernels that scan take the flag only in steps that scan.
+  if (self.scansInUpdate)
+    for (Launch &launch : self.launches)
+      launch.params[4] = &self.updateFoundInfAddress;
   return std::move(result);
 }
 
@@ -433,16 +439,27 @@ llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {
   if (llvm::Error error = scope.check())
     return error;
   static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
-  for (const Launch &launch : launches)
-    if ((phases & launch.stepPhases) &&
-        (phases & launch.stepPhases) != launch.stepPhases)
-      return invalid(launch.where +
-                     " scans the grads for non-finite values and updates in "
-                     "one launch: step its scan and update parts together");
+  if (scansInUpdate) {
+    // The scan runs inside the update kernels: a scan part zeroes the flag
+    // (when asked) and marks the next update part as scanning; an update
+    // part without one neither scans nor skips (a null flag).
+    if (phases & StepZeroFoundInf)
+      if (llvm::Error error = driver->check(
+              driver->cuMemsetD32Async(foundInfAddress, 0, 1, stream),
+              "zeroing found_inf"))
+        return error;
+    if (phases & StepScan)
+      scanPending = true;
+    if (!(phases & StepUpdate))
+      return llvm::Error::success();
+    updateFoundInfAddress = scanPending ? foundInfAddress : 0;
+    scanPending = false;
+  }
   for (Launch &launch : launches) {
     if (!(phases & launch.stepPhases))
       continue;
-    if (launch.zeroFoundInfFirst && (phases & StepZeroFoundInf))
+    if (launch.zeroFoundInfFirst && !scansInUpdate &&
+        (phases & StepZeroFoundInf))
       if (llvm::Error error = driver->check(
               driver->cuMemsetD32Async(foundInfAddress, 0, 1, stream),
               "zeroing found_inf"))

@@ -90,9 +90,11 @@ public:
   };
 
   /// Launches `phases` of one step on `stream`: with grad scaling, zeroes
-  /// found_inf and runs the scan first. No per-tensor host work. A plan
-  /// whose update kernel scans the grads itself (KernelInfo::setsFoundInf
-  /// in a kernel of several phases) refuses to run one part alone.
+  /// found_inf and runs the scan first. No per-tensor host work. Where the
+  /// update kernels scan the grads themselves (KernelInfo::setsFoundInf),
+  /// a scan part only zeroes the flag (when asked) and the next update part
+  /// scans; an update part after no scan part neither scans nor skips. With
+  /// other plans sharing the flag, step such a plan's update part first.
   llvm::Error step(CUstream stream, unsigned phases = WholeStep);
 
   /// Points tensor argument `argIndex` (a plan argument index) of every
@@ -187,6 +189,11 @@ private:
   CUdeviceptr hypersAddress = 0, foundInfAddress = 0, doneCounterAddress = 0;
   CUdeviceptr partialsAddress = 0, totalsAddress = 0, arrivalsAddress = 0;
   CUdeviceptr barrierAddress = 0;
+  /// Update kernels scan the grads themselves (KernelInfo::setsFoundInf):
+  /// they take updateFoundInfAddress, the flag in a step with a scan part
+  /// (scanPending), else 0.
+  bool scansInUpdate = false, scanPending = false;
+  CUdeviceptr updateFoundInfAddress = 0;
   int64_t elements = 0;
   struct Launch {
     CUfunction function = nullptr;
