@@ -446,11 +446,13 @@ def bench_drop_ins(report, warmup, repeats):
             params = [torch.nn.Parameter(p) for p in ps]
             for p, g in zip(params, gs):
                 p.grad = g
-            opt = make(params)
-            opt.step()
+            with (separate_phases() if impl.endswith("_separate")
+                  else contextlib.nullcontext()):
+                opt = make(params)
+                opt.step()
             timing = time_ms(opt.step, warmup, repeats)
             extra = {}
-            if impl == "kfuse":
+            if impl.startswith("kfuse"):
                 extra = dict(launches=opt.launches_per_step,
                              kfuse_bytes_per_element=sum(
                                  c.mtu.bytes_per_step
@@ -458,8 +460,9 @@ def bench_drop_ins(report, warmup, repeats):
                                  for c in r.cohorts) / n)
             report.row(case, impl, n, timing, fewest, **extra)
 
-        report.guarded(f"{case} kfuse",
-                       lambda: run("kfuse", lambda ps: make_kfuse(kopt, ps)))
+        for impl in ("kfuse", "kfuse_separate"):
+            report.guarded(f"{case} {impl}",
+                           lambda: run(impl, lambda ps: make_kfuse(kopt, ps)))
         if make_torch is not None:
             report.guarded(f"{case} torch_foreach",
                            lambda: run("torch_foreach", make_torch))

@@ -132,10 +132,10 @@ public:
   explicit NameTable(bool multiTensor = false) {
     if (multiTensor)
       for (const char *reserved :
-           {"entries", "chunks", "num_chunks", "hypers", "found_inf",
-            "done_counter", "c", "chunk", "entry", "vector_end", "prev",
-            "finite", "nullptr", "atomicAdd", "k", "partials", "totals",
-            "arrivals"})
+           {"entries",      "chunks", "num_chunks", "hypers",    "found_inf",
+            "done_counter", "c",      "chunk",      "entry",     "vector_end",
+            "prev",         "finite", "nullptr",    "atomicAdd", "k",
+            "partials",     "totals", "arrivals",   "barrier",   "queue"})
         used.insert(reserved);
     for (const char *reserved :
          {"u",       "n",        "i",         "j",        "count",
@@ -1179,8 +1179,22 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
   if (!perEntry)
     out += kernel.uniformInit;
 
-  out += "  for (long long c = blockIdx.x; c < num_chunks; c += gridDim.x) {\n"
-         "    const kfuse_chunk chunk = chunks[c];\n"
+  if (form == SignatureForm::PhaseFunction)
+    // A resident grid loops over many chunks: each block takes the next
+    // from a counter, so blocks that got small chunks take more.
+    out += "  __shared__ unsigned int kfuse_taken;\n"
+           "  for (;;) {\n"
+           "    if (threadIdx.x == 0)\n"
+           "      kfuse_taken = atomicAdd(queue, 1u);\n"
+           "    __syncthreads();\n"
+           "    const long long c = kfuse_taken;\n"
+           "    __syncthreads();\n"
+           "    if (c >= num_chunks)\n"
+           "      break;\n";
+  else
+    out +=
+        "  for (long long c = blockIdx.x; c < num_chunks; c += gridDim.x) {\n";
+  out += "    const kfuse_chunk chunk = chunks[c];\n"
          "    const kfuse_entry *entry = entries + chunk.entry;\n";
   if (perEntry) {
     out +=
@@ -1309,11 +1323,21 @@ void UpdateEmitter::emitBarrierKernel(ArrayRef<KernelInfo> phases,
   out += getMultiTensorSignature(info.name, KernelInfo::Role::Update,
                                  kBlockSize, plan.numReductions > 0,
                                  SignatureForm::BarrierKernel);
+  // barrier[2 + p] counts the chunks phase p took; block 0 resets it once
+  // every block is past the phase (the last phase's, before it begins).
+  out += fmt::format("  if (blockIdx.x == 0 && threadIdx.x == 0)\n"
+                     "    barrier[{}] = 0;\n",
+                     2 + phases.size() - 1);
   for (auto [index, name] : llvm::enumerate(phaseNames)) {
-    if (index)
+    if (index) {
       out += "  kfuse_grid_barrier(barrier);\n";
-    out += fmt::format("  {}({});\n", name,
-                       getMultiTensorCallArguments(plan.numReductions > 0));
+      out += fmt::format("  if (blockIdx.x == 0 && threadIdx.x == 0)\n"
+                         "    barrier[{}] = 0;\n",
+                         2 + index - 1);
+    }
+    out += fmt::format("  {}({}, barrier + {});\n", name,
+                       getMultiTensorCallArguments(plan.numReductions > 0),
+                       2 + index);
   }
   out += "}\n";
   plan.kernels.push_back(std::move(info));

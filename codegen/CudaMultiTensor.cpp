@@ -135,6 +135,8 @@ std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
             "    float *__restrict__ totals, unsigned int *arrivals";
   if (form == SignatureForm::BarrierKernel)
     tail += ",\n    unsigned int *barrier";
+  if (form == SignatureForm::PhaseFunction)
+    tail += ",\n    unsigned int *queue";
   std::string head =
       form == SignatureForm::PhaseFunction
           ? "static __device__ __forceinline__ void\n"

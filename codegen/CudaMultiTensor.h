@@ -25,8 +25,9 @@ llvm::StringRef getMultiTensorPrelude();
 
 /// What a multi-tensor signature declares: a kernel of its own, one phase
 /// of a kernel with grid barriers (a device function with the same
-/// parameters), or that kernel (one more parameter, the barrier's two
-/// counters).
+/// parameters and the counter of chunks taken), or that kernel (one more
+/// parameter: the barrier's two counters, then one chunk counter per
+/// phase).
 enum class SignatureForm { Kernel, PhaseFunction, BarrierKernel };
 
 /// `extern "C" ... name(<table parameters>) {` and a newline, with the

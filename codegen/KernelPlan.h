@@ -89,9 +89,10 @@ struct KernelParam {
 //   advances the step.
 // - With kfuse.grid_barrier, the phases are one kernel instead
 //   (KernelInfo::phases > 1), launched cooperatively (every block resident)
-//   with one more parameter, unsigned int *barrier: two counters, zero
-//   before the first launch, that the kernel's grid-wide barriers between
-//   phases use and leave ready for the next.
+//   with one more parameter, unsigned int *barrier: two counters that the
+//   grid-wide barriers between phases use, then one per phase counting the
+//   chunks its blocks took (each block takes the next chunk), all zero
+//   before the first launch and left ready for the next.
 // - A first phase that reads every grad and writes nothing (the grad norm
 //   of kfuse-clip-grad-norm) does the found-inf scan itself
 //   (KernelInfo::setsFoundInf): there is then no scan kernel, the runtime

@@ -329,11 +329,15 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
             upload(self.arrivals, nullptr, sizeof(unsigned int) * slots))
       return std::move(error);
   }
-  bool cooperative = llvm::any_of(
-      plan.kernels, [](const KernelInfo &kernel) { return kernel.phases > 1; });
-  if (cooperative)
+  // A barrier kernel's two barrier counters and one chunk counter per
+  // phase, zero between launches.
+  unsigned phases = 0;
+  for (const KernelInfo &kernel : plan.kernels)
+    if (kernel.phases > 1)
+      phases = std::max(phases, kernel.phases);
+  if (phases > 0)
     if (llvm::Error error =
-            upload(self.barrier, nullptr, 2 * sizeof(unsigned int)))
+            upload(self.barrier, nullptr, (2 + phases) * sizeof(unsigned int)))
       return std::move(error);
   // Copies from pageable memory may still be in flight when they return,
   // and steps may run on streams that do not wait for the default one.

@@ -66,6 +66,10 @@
 // BARRIER: while (*generation == seen)
 // BARRIER-NOT: __global__
 // BARRIER: {{^}}kfuse_scaled_phase0(const kfuse_entry *__restrict__ entries,
+// BARRIER: unsigned int *queue) {
+// BARRIER: kfuse_taken = atomicAdd(queue, 1u);
+// BARRIER: if (c >= num_chunks)
+// BARRIER-NEXT: break;
 // BARRIER-NOT: __global__
 // BARRIER: {{^}}kfuse_scaled_phase1(const kfuse_entry *__restrict__ entries,
 // BARRIER-NOT: __global__
@@ -75,11 +79,15 @@
 // BARRIER-NEXT: kfuse_scaled_phases(const kfuse_entry *__restrict__ entries,
 // BARRIER: float *__restrict__ totals, unsigned int *arrivals,
 // BARRIER-NEXT: unsigned int *barrier) {
+// BARRIER-NEXT: if (blockIdx.x == 0 && threadIdx.x == 0)
+// BARRIER-NEXT: barrier[3] = 0;
 // BARRIER-NEXT: kfuse_scaled_phase0(entries, chunks, num_chunks, hypers, found_inf, done_counter, partials,
-// BARRIER-NEXT: totals, arrivals);
+// BARRIER-NEXT: totals, arrivals, barrier + 2);
 // BARRIER-NEXT: kfuse_grid_barrier(barrier);
+// BARRIER-NEXT: if (blockIdx.x == 0 && threadIdx.x == 0)
+// BARRIER-NEXT: barrier[2] = 0;
 // BARRIER-NEXT: kfuse_scaled_phase1(entries, chunks, num_chunks, hypers, found_inf, done_counter, partials,
-// BARRIER-NEXT: totals, arrivals);
+// BARRIER-NEXT: totals, arrivals, barrier + 3);
 // BARRIER-NEXT: }
 
 // BARRIER-PTX-NOT: .entry kfuse_scaled_phase0(
