@@ -3,7 +3,8 @@ in one process.
 
     python3 bench/real_models.py [--models gpt2,bert,llama]
         [--impls torch,kfuse,torch_compile,kfuse_compile] [--rounds 7]
-        [--steps 10] [--loss-steps 100] [--out results.json]
+        [--steps 10] [--loss-steps 100] [--max-grad-norm 1.0]
+        [--out results.json]
 
 Models come from transformers configs with random init and random tokens
 (no downloads), B=8 x T=512, bf16 autocast, f32 master params:
@@ -94,10 +95,17 @@ def batches(vocab, count, seed):
                           generator=gen) for _ in range(count)]
 
 
+# --max-grad-norm: clip the grads by their global norm every step, as
+# torch.nn.utils.clip_grad_norm_(foreach=True) before torch's step and as
+# kfuse's max_grad_norm= (inside its step).
+MAX_GRAD_NORM = None
+
+
 def make_optimizer(impl, params):
     if impl.startswith("kfuse"):
         import kfuse.torch
-        return kfuse.torch.optim.AdamW(params, lr=1e-4)
+        return kfuse.torch.optim.AdamW(params, lr=1e-4,
+                                       max_grad_norm=MAX_GRAD_NORM)
     if impl == "foreach":
         return torch.optim.AdamW(params, lr=1e-4, foreach=True)
     return torch.optim.AdamW(params, lr=1e-4, fused=True)
@@ -146,6 +154,12 @@ class Run:
             out = self.forward(input_ids=tokens, labels=tokens)
         return out.loss
 
+    def optimizer_step(self):
+        if MAX_GRAD_NORM is not None and not self.impl.startswith("kfuse"):
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(),
+                                           MAX_GRAD_NORM, foreach=True)
+        self.optimizer.step()
+
     def step(self, tokens, step=True):
         began = time.perf_counter()
         self.optimizer.zero_grad(set_to_none=True)
@@ -154,7 +168,7 @@ class Run:
         loss.backward()
         backward = time.perf_counter()
         if step:
-            self.optimizer.step()
+            self.optimizer_step()
         # The host's time in each phase (the GPU runs behind it).
         self.phases = (forward - began, backward - forward,
                        time.perf_counter() - backward)
@@ -189,7 +203,7 @@ def opt_ms(run, tokens, repeats=5):
         end = torch.cuda.Event(enable_timing=True)
         start.record()
         began = time.perf_counter()
-        run.optimizer.step()
+        run.optimizer_step()
         host.append(1e3 * (time.perf_counter() - began))
         end.record()
         end.synchronize()
@@ -346,7 +360,11 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--loss-steps", type=int, default=0)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--max-grad-norm", type=float, default=None,
+                        help="clip the grads by their global norm each step")
     args = parser.parse_args()
+    global MAX_GRAD_NORM
+    MAX_GRAD_NORM = args.max_grad_norm
     if not torch.cuda.is_available():
         print("real_models: no CUDA device; skipped")
         return 0
@@ -363,7 +381,8 @@ def main():
     result = {"device": torch.cuda.get_device_name(),
               "commit": commit(REPO), "torch": torch.__version__,
               "transformers": transformers.__version__,
-              "batch": BATCH, "seq": SEQ, "wall_s": time.time() - started,
+              "batch": BATCH, "seq": SEQ, "max_grad_norm": MAX_GRAD_NORM,
+              "wall_s": time.time() - started,
               "rows": rows}
     if args.out:
         pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
