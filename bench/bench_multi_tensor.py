@@ -660,9 +660,41 @@ def bench_adamw_clip(report, warmup, repeats, steps=100):
         report.row(case, "torch_clip_foreach+fused", n, timing, 40,
                    host_ms=host_ms(step, warmup, repeats))
 
+    def groups(params):
+        # Decay and no decay, as Hugging Face's Trainer groups them.
+        return [{"params": [p for p in params if p.dim() > 1]},
+                {"params": [p for p in params if p.dim() <= 1],
+                 "weight_decay": 0.0}]
+
+    def run_kfuse_groups():
+        params = params_with_grads()
+        opt = kopt.AdamW(groups(params), **TORCH_HP, max_grad_norm=1.0,
+                         check_stale=False)
+        opt.step()
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case + ".2groups", "kfuse_AdamW_max_grad_norm", n, timing,
+                   32, launches=opt.launches_per_step,
+                   host_ms=host_ms(opt.step, warmup, repeats),
+                   note="the norm by torch's foreach norm over both plans")
+
+    def run_torch_groups():
+        params = params_with_grads()
+        opt = torch.optim.AdamW(groups(params), **TORCH_HP, fused=True)
+
+        def step():
+            torch.nn.utils.clip_grad_norm_(params, 1.0, foreach=True)
+            opt.step()
+
+        step()
+        timing = time_ms(step, warmup, repeats)
+        report.row(case + ".2groups", "torch_clip_foreach+fused", n, timing,
+                   40, host_ms=host_ms(step, warmup, repeats))
+
     report.guarded(f"{case} kfuse", lambda: run_kfuse(False))
     report.guarded(f"{case} kfuse separate", lambda: run_kfuse(True))
     report.guarded(f"{case} torch", run_torch)
+    report.guarded(f"{case}.2groups kfuse", run_kfuse_groups)
+    report.guarded(f"{case}.2groups torch", run_torch_groups)
 
     def parity():
         sub = shapes[:40]

@@ -808,20 +808,67 @@ def max_grad_norm_under_grad_scaler():
 
 
 @test
-def max_grad_norm_refuses_several_plans():
+def max_grad_norm_over_several_plans():
+    """Two param groups (decay and no decay, as Hugging Face's Trainer
+    makes them) are two plans: both clip by one norm over every grad
+    (torch's foreach norm), against clip_grad_norm_ before torch's step,
+    over 100 steps; then the same under a GradScaler with an inf step.
+    Each plan is one launch."""
+    def groups(ps):
+        return [{"params": [p for p in ps if p.dim() > 1]},
+                {"params": [p for p in ps if p.dim() <= 1],
+                 "weight_decay": 0.0}]
+    results = {}
     model = mlp(360)
-    decay = [p for p in model.parameters() if p.dim() > 1]
-    rest = [p for p in model.parameters() if p.dim() <= 1]
-    opt = kopt.AdamW([{"params": decay}, {"params": rest,
-                                          "weight_decay": 0.0}],
-                     max_grad_norm=1.0)
-    backward(model, batches(1, 361)[0])
-    try:
+    params = list(model.parameters())
+    ref = twin(params)
+    opt = kopt.AdamW(groups(params), lr=1e-3, weight_decay=0.1,
+                     max_grad_norm=1e-3)
+    ref_opt = torch_peer(torch.optim.AdamW, groups(ref), lr=1e-3,
+                         weight_decay=0.1)
+    clipped = 0
+    for batch in batches(STEPS, 361):
+        opt.zero_grad()
+        backward(model, batch)
+        copy_grads(params, ref)
+        norm = torch.nn.utils.clip_grad_norm_(ref, 1e-3, foreach=True)
         opt.step()
-    except NotImplementedError as error:
-        assert "max_grad_norm over 2 plans" in str(error), error
-        return {"message": str(error)[:120]}
-    raise AssertionError("two param groups with max_grad_norm stepped")
+        ref_opt.step()
+        clipped += int(norm > 1e-3)
+        assert torch.allclose(opt.grad_norm, norm, rtol=1e-5), \
+            (float(opt.grad_norm), float(norm))
+    torch.cuda.synchronize()
+    assert opt.launches_per_step == 2, opt.launches_per_step
+    assert clipped > STEPS // 2, clipped
+    results["two_groups"] = check_close("two groups", params, ref)
+
+    model = mlp(362)
+    params = list(model.parameters())
+    ref = twin(params)
+    opt = kopt.AdamW(groups(params), lr=1e-3, max_grad_norm=0.5)
+    ref_opt = torch_peer(torch.optim.AdamW, groups(ref), lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 12)
+    ref_scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 12)
+    for i, batch in enumerate(batches(30, 363)):
+        opt.zero_grad(set_to_none=True)
+        backward(model, batch, scaler=scaler, autocast=torch.float16)
+        if i == 10:
+            params[-1].grad[0] = float("inf")
+            before = [p.detach().clone() for p in params]
+        copy_grads(params, ref)
+        ref_scaler.scale(torch.zeros((), device="cuda"))
+        ref_scaler.unscale_(ref_opt)
+        torch.nn.utils.clip_grad_norm_(ref, 0.5, foreach=True)
+        scaler.step(opt)
+        ref_scaler.step(ref_opt)
+        scaler.update()
+        ref_scaler.update()
+        if i == 10:
+            torch.cuda.synchronize()
+            assert all(torch.equal(p, b) for p, b in zip(params, before))
+    torch.cuda.synchronize()
+    results["two_groups_grad_scaler"] = check_close("scaled", params, ref)
+    return results
 
 
 @test

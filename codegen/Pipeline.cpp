@@ -163,8 +163,11 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   if (options.masterWeights)
     funcPm.addPass(createMasterWeightsPass());
   // Before grad scaling, which then unscales the norm's reads too.
-  if (options.clipGradNorm)
-    funcPm.addPass(createClipGradNormPass());
+  if (options.clipGradNorm) {
+    ClipGradNormPassOptions clip;
+    clip.externalNorm = options.clipNormExternal;
+    funcPm.addPass(createClipGradNormPass(clip));
+  }
   if (options.gradScaling)
     funcPm.addPass(createGradScalingPass());
   SpecializePassOptions specialize;

@@ -48,6 +48,9 @@ struct PipelineOptions {
   /// kfuse-clip-grad-norm: the grads are scaled by
   /// min(max_grad_norm / (their global norm + 1e-6), 1) inside the update.
   bool clipGradNorm = false;
+  /// With clipGradNorm: kfuse-clip-grad-norm{external-norm}, the norm is a
+  /// hyper "global_grad_norm" the caller computes (several plans, one norm).
+  bool clipNormExternal = false;
   /// kfuse-schedule-phases{grid-barrier}: the reduction phases of a
   /// multi-tensor plan run in one cooperative launch, a grid-wide barrier
   /// between phases; false: one launch per phase.

@@ -27,6 +27,8 @@ using namespace kfuse;
 namespace {
 struct ClipGradNormPass
     : public kfuse::impl::ClipGradNormPassBase<ClipGradNormPass> {
+  using ClipGradNormPassBase::ClipGradNormPassBase;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
@@ -58,10 +60,18 @@ struct ClipGradNormPass
                        << "' must be an f32 scalar to hold the norm";
       return signalPassFailure();
     }
+    // An update with its own rule and a caller's norm is complete as it is.
+    if (ownNorm && externalNorm)
+      return;
     FailureOr<BlockArgument> maxNorm =
         ownNorm ? FailureOr<BlockArgument>(BlockArgument())
                 : appendHyperArgument(func, kMaxGradNormName, 1.0f);
     if (failed(maxNorm))
+      return signalPassFailure();
+    FailureOr<BlockArgument> callerNorm =
+        externalNorm ? appendHyperArgument(func, kGlobalGradNormName, 0.0f)
+                     : FailureOr<BlockArgument>(BlockArgument());
+    if (failed(callerNorm))
       return signalPassFailure();
     Builder attrs(context);
     Type f32 = Float32Type::get(context);
@@ -71,20 +81,22 @@ struct ClipGradNormPass
     OpBuilder builder(context);
     builder.setInsertionPointToStart(&func.getBody().front());
     SmallPtrSet<Operation *, 8> readers;
-    Value squares;
-    for (BlockArgument grad : grads) {
-      auto square = arith::MulFOp::create(builder, loc, grad, grad);
-      readers.insert(square);
-      squares =
-          squares
-              ? arith::AddFOp::create(builder, loc, squares, square).getResult()
-              : square.getResult();
+    Value norm = *callerNorm;
+    if (!externalNorm) {
+      Value squares;
+      for (BlockArgument grad : grads) {
+        auto square = arith::MulFOp::create(builder, loc, grad, grad);
+        readers.insert(square);
+        squares = squares ? arith::AddFOp::create(builder, loc, squares, square)
+                                .getResult()
+                          : square.getResult();
+      }
+      auto normSq = ReduceOp::create(builder, loc, f32, ReduceKind::sum,
+                                     squares, /*dim=*/0, /*list=*/true);
+      normSq->setAttr(KFuseDialect::kNameAttrName,
+                      attrs.getStringAttr(kGradNormSqName));
+      norm = math::SqrtOp::create(builder, loc, normSq);
     }
-    auto normSq = ReduceOp::create(builder, loc, f32, ReduceKind::sum, squares,
-                                   /*dim=*/0, /*list=*/true);
-    normSq->setAttr(KFuseDialect::kNameAttrName,
-                    attrs.getStringAttr(kGradNormSqName));
-    Value norm = math::SqrtOp::create(builder, loc, normSq);
     if (ownNorm) {
       // The argument stays, unread: callers pass the same arguments.
       ownNorm->replaceAllUsesWith(norm);

@@ -231,7 +231,17 @@ def ClipGradNormPass : Pass<"kfuse-clip-grad-norm", "mlir::func::FuncOp"> {
     its own (Apex's LAMB divides by max(1, norm / max_grad_norm)): the pass
     then adds no hyper and no scaling, and makes every use of that hyper the
     norm reduced in the plan (the argument stays, unread).
+
+    With `external-norm`, the norm is not reduced here: the pass adds a
+    second hyper `global_grad_norm` (default 0, no clipping) that the caller
+    computes, for updates whose list is split over several plans that must
+    clip by one norm. An update with its own `global_grad_norm` is then left
+    as it is.
   }];
+  let options = [
+    Option<"externalNorm", "external-norm", "bool", "false",
+           "take the norm as a hyper 'global_grad_norm' the caller computes">,
+  ];
   let dependentDialects = ["::kfuse::KFuseDialect",
                            "::mlir::math::MathDialect"];
 }

@@ -288,7 +288,8 @@ kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
     if (!update)
       return fail(KFUSE_INVALID_ARGUMENT, "update is null");
     if (flags & ~(KFUSE_PLAN_GRAD_SCALING | KFUSE_PLAN_MASTER_WEIGHTS |
-                  KFUSE_PLAN_CLIP_GRAD_NORM | KFUSE_PLAN_SEPARATE_PHASES))
+                  KFUSE_PLAN_CLIP_GRAD_NORM | KFUSE_PLAN_SEPARATE_PHASES |
+                  KFUSE_PLAN_CLIP_EXTERNAL_NORM))
       return fail(KFUSE_INVALID_ARGUMENT,
                   "unknown plan flags " + std::to_string(flags));
     MultiTensorPlanOptions options;
@@ -297,6 +298,10 @@ kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
     options.clipGradNorm = flags & KFUSE_PLAN_CLIP_GRAD_NORM;
     if (flags & KFUSE_PLAN_SEPARATE_PHASES)
       options.gridBarrier = false;
+    options.clipNormExternal = flags & KFUSE_PLAN_CLIP_EXTERNAL_NORM;
+    if (options.clipNormExternal && !options.clipGradNorm)
+      return fail(KFUSE_INVALID_ARGUMENT, "KFUSE_PLAN_CLIP_EXTERNAL_NORM needs "
+                                          "KFUSE_PLAN_CLIP_GRAD_NORM");
     std::vector<ArgInfo> infos =
         planArgInfos(update->update->args(), options.masterWeights);
     if (kfuse_status status =

@@ -128,6 +128,8 @@ std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
     hash.field("clip-grad-norm");
   if (!options.gridBarrier)
     hash.field("separate-phases");
+  if (options.clipNormExternal)
+    hash.field("clip-external-norm");
   return hash.hex();
 }
 
@@ -228,7 +230,8 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
            o.gradScaling == options.gradScaling &&
            o.masterWeights == options.masterWeights &&
            o.clipGradNorm == options.clipGradNorm &&
-           o.gridBarrier == options.gridBarrier;
+           o.gridBarrier == options.gridBarrier &&
+           o.clipNormExternal == options.clipNormExternal;
   };
   {
     std::lock_guard<std::mutex> lock(compiledMutex);

@@ -228,6 +228,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   pipeline.gradScaling = options.gradScaling;
   pipeline.masterWeights = options.masterWeights;
   pipeline.clipGradNorm = options.clipGradNorm;
+  pipeline.clipNormExternal = options.clipNormExternal;
   pipeline.gridBarrier = options.gridBarrier;
   llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
       update.compile(*spec, pipeline);

@@ -57,9 +57,10 @@ std::vector<ArgInfo> planArgInfos(llvm::ArrayRef<ArgInfo> updateArgs,
                                   bool masterWeights);
 
 struct MultiTensorPlanOptions {
-  bool gradScaling = false;   // kfuse-grad-scaling: inv_scale + found_inf
-  bool masterWeights = false; // kfuse-master-weights: model copies
-  bool clipGradNorm = false;  // kfuse-clip-grad-norm: max_grad_norm
+  bool gradScaling = false;      // kfuse-grad-scaling: inv_scale + found_inf
+  bool masterWeights = false;    // kfuse-master-weights: model copies
+  bool clipGradNorm = false;     // kfuse-clip-grad-norm: max_grad_norm
+  bool clipNormExternal = false; // ... by a caller's "global_grad_norm"
   /// Reduction phases in one cooperative launch (false: one launch each,
   /// also where KFUSE_SEPARATE_PHASES=1).
   bool gridBarrier = defaultGridBarrier();

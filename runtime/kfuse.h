@@ -123,6 +123,9 @@ typedef struct kfuse_plan kfuse_plan;
  * written); the squared norm is the list total "grad_norm_sq"
  * (kfuse_plan_total_slot). An update that has a hyper "global_grad_norm"
  * clips itself: the flag makes that hyper the norm computed in the plan.
+ * With KFUSE_PLAN_CLIP_EXTERNAL_NORM too, the plan does not reduce the norm:
+ * it adds a hyper "global_grad_norm" (0: no clipping) that the caller
+ * computes, so that several plans clip by one norm.
  * An update with reductions runs its phases in one cooperative launch;
  * KFUSE_PLAN_SEPARATE_PHASES (or KFUSE_SEPARATE_PHASES=1 in the
  * environment) launches each phase on its own. */
@@ -130,7 +133,8 @@ enum {
   KFUSE_PLAN_GRAD_SCALING = 1,
   KFUSE_PLAN_MASTER_WEIGHTS = 2,
   KFUSE_PLAN_CLIP_GRAD_NORM = 4,
-  KFUSE_PLAN_SEPARATE_PHASES = 8
+  KFUSE_PLAN_SEPARATE_PHASES = 8,
+  KFUSE_PLAN_CLIP_EXTERNAL_NORM = 16
 };
 KFUSE_API kfuse_status kfuse_plan_create(kfuse_update *update,
                                          const kfuse_arg *tensors,

@@ -47,6 +47,7 @@ _data_ptr = None  # torch.Tensor.data_ptr, bound on first use
 _GRAD_SCALING = 1
 _MASTER_WEIGHTS = 2
 _CLIP_GRAD_NORM = 4
+_CLIP_EXTERNAL_NORM = 16
 _STEP_ZERO_FOUND_INF = 1
 _STEP_SCAN = 2
 _STEP_UPDATE = 4
@@ -111,7 +112,7 @@ class _Plan:
                 ctypes.c_void_p(stream.cuda_stream or None)))
             # The grad norm of clipping, a view of the totals in torch memory.
             self.grad_norm_sq = None
-            if flags & _CLIP_GRAD_NORM:
+            if flags & _CLIP_GRAD_NORM and not flags & _CLIP_EXTERNAL_NORM:
                 slot, floats = ctypes.c_size_t(), ctypes.c_size_t()
                 check(lib().kfuse_plan_total_slot(
                     self.handle, b"grad_norm_sq", ctypes.byref(slot),
@@ -178,7 +179,10 @@ class MultiTensorUpdate:
     min(max_grad_norm / (their global norm + 1e-6), 1), as
     torch.nn.utils.clip_grad_norm_ (the hyper "max_grad_norm", 1.0 unless
     given; the grads themselves are not written), and `grad_norm` is the
-    norm of the last step, a device tensor.
+    norm of the last step, a device tensor. `clip_grad_norm="external"`
+    takes the norm from the hyper "global_grad_norm" instead (a number or a
+    0-dim CUDA tensor the caller computes; 0, no clipping, unless given),
+    so that plans over several devices or dtypes clip by one norm.
     """
 
     def __init__(self, update, groups, hypers=None, grad_scaling=False,
@@ -197,6 +201,10 @@ class MultiTensorUpdate:
         self.update = update
         self.grad_scaling = bool(grad_scaling)
         self.master_weights = bool(master_weights)
+        if clip_grad_norm not in (True, False, "external"):
+            raise _invalid(f"clip_grad_norm={clip_grad_norm!r}; expected "
+                           "True, False or \"external\"")
+        self.clip_external_norm = clip_grad_norm == "external"
         self.clip_grad_norm = bool(clip_grad_norm)
         if check_stale not in (True, False, "grads"):
             raise _invalid(f"check_stale={check_stale!r}; expected True, "
@@ -225,12 +233,14 @@ class MultiTensorUpdate:
                                           for n in self._tensor_names)
             by_signature.setdefault(key, []).append(index)
         devices = {key[0] for key in by_signature}
-        if self.clip_grad_norm and len(by_signature) > 1:
+        if self.clip_grad_norm and not self.clip_external_norm and \
+                len(by_signature) > 1:
             raise _invalid(
                 f"clip_grad_norm over {len(by_signature)} plans (devices or "
                 "dtype signatures): the norm must cover every grad, and a "
                 "plan reduces its own; give the update one device and one "
-                "dtype per role")
+                "dtype per role, or compute the norm and pass it with "
+                "clip_grad_norm=\"external\"")
         if self.grad_scaling and len(devices) > 1:
             raise _invalid(
                 f"grad scaling over {len(devices)} devices: a step must be "
@@ -242,7 +252,9 @@ class MultiTensorUpdate:
             for indices in by_signature.values():
                 flags = ((_GRAD_SCALING if self.grad_scaling else 0) |
                          (_MASTER_WEIGHTS if self.master_weights else 0) |
-                         (_CLIP_GRAD_NORM if self.clip_grad_norm else 0))
+                         (_CLIP_GRAD_NORM if self.clip_grad_norm else 0) |
+                         (_CLIP_EXTERNAL_NORM if self.clip_external_norm
+                          else 0))
                 self.plans.append(_Plan(torch, update, self.args,
                                         self._groups, indices, self._hypers,
                                         flags, self._tensor_names[0],
@@ -252,6 +264,9 @@ class MultiTensorUpdate:
                 self.set_hyper("inv_scale", self._initial_inv_scale)
             if self._initial_max_grad_norm is not None:
                 self.set_hyper("max_grad_norm", self._initial_max_grad_norm)
+            if self._initial_global_grad_norm is not None:
+                self.set_hyper("global_grad_norm",
+                               self._initial_global_grad_norm)
         except BaseException:
             self._destroy()
             raise
@@ -313,7 +328,8 @@ class MultiTensorUpdate:
     def _initial_hypers(self, torch, given):
         names = [a.name for a in self.update.args if a.role == "hyper"]
         allowed = names + (["inv_scale"] if self.grad_scaling else []) + \
-            (["max_grad_norm"] if self.clip_grad_norm else [])
+            (["max_grad_norm"] if self.clip_grad_norm else []) + \
+            (["global_grad_norm"] if self.clip_external_norm else [])
         unknown = sorted(set(given) - set(allowed))
         if unknown:
             raise _invalid("unknown hyperparameter(s) " +
@@ -335,6 +351,8 @@ class MultiTensorUpdate:
             values[info.name] = hyper_value(info.name, value)
         self._initial_inv_scale = given.get("inv_scale")
         self._initial_max_grad_norm = given.get("max_grad_norm")
+        self._initial_global_grad_norm = given.get("global_grad_norm") \
+            if self.clip_external_norm else None
         return values
 
     # -- stepping -----------------------------------------------------------
@@ -486,8 +504,8 @@ class MultiTensorUpdate:
     def grad_norm(self):
         """The global grad norm the last step clipped by (a 0-dim float32
         device tensor, computed without a host sync), or None without
-        clip_grad_norm."""
-        if not self.clip_grad_norm:
+        clip_grad_norm (or with an external norm, which the caller has)."""
+        if not self.clip_grad_norm or self.clip_external_norm:
             return None
         return self.plans[0].grad_norm_sq.sqrt()
 

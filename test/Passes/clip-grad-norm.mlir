@@ -1,5 +1,22 @@
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-clip-grad-norm))' | FileCheck %s
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-clip-grad-norm,kfuse-grad-scaling))' | FileCheck %s --check-prefix=SCALED
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-clip-grad-norm{external-norm}))' | FileCheck %s --check-prefix=EXTERNAL
+
+// With external-norm the caller's `global_grad_norm` hyper (added last,
+// default 0: no clipping) replaces the reduction: several plans clip by one
+// norm. An update with its own `global_grad_norm` is left as it is.
+// EXTERNAL-LABEL: func.func @sgd
+// EXTERNAL-SAME: %[[G:arg1]]: tensor<?xf32> {{.*}}, %[[MAX:arg3]]: f32 {kfuse.default = 1.000000e+00 : f32, kfuse.name = "max_grad_norm", kfuse.role = #kfuse.role<hyper>}, %[[NORM:arg4]]: f32 {kfuse.default = 0.000000e+00 : f32, kfuse.name = "global_grad_norm", kfuse.role = #kfuse.role<hyper>})
+// EXTERNAL-NOT: kfuse.reduce
+// EXTERNAL: %[[DEN:.*]] = arith.addf %[[NORM]], %{{.*}} : f32
+// EXTERNAL: %[[COEF:.*]] = arith.divf %[[MAX]], %[[DEN]] : f32
+// EXTERNAL: %[[CLIP:.*]] = arith.minimumf %[[COEF]], %{{.*}} : f32
+// EXTERNAL: %[[B:.*]] = kfuse.broadcast %[[CLIP]] like %[[G]]
+// EXTERNAL: arith.mulf %[[G]], %[[B]] : tensor<?xf32>
+// EXTERNAL-LABEL: func.func @own_rule
+// EXTERNAL-SAME: %arg3: f32 {kfuse.name = "max_grad_norm", kfuse.role = #kfuse.role<hyper>}) attributes
+// EXTERNAL-NOT: kfuse.reduce
+// EXTERNAL: arith.divf %arg2, %arg3 : f32
 
 // The squares of the grad reduced over the list, torch's coefficient
 // min(max_grad_norm / (norm + 1e-6), 1), and every other read of the grad

@@ -52,8 +52,12 @@ status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
 print("plan master weights:", STATUS_NAMES[status],
       lib().kfuse_last_error().decode())
 status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
-                                 16, ctypes.byref(plan))
+                                 32, ctypes.byref(plan))
 print("plan flags:", STATUS_NAMES[status], lib().kfuse_last_error().decode())
+status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
+                                 16, ctypes.byref(plan))
+print("plan external norm:", STATUS_NAMES[status],
+      lib().kfuse_last_error().decode())
 status = lib().kfuse_plan_create(update._handle, groups([F32, F32]), 2, nargs,
                                  1, ctypes.byref(plan))
 if status == 0:

@@ -644,3 +644,31 @@ TEST_F(MultiTensorEmitterTest, ClippedAdamWScansInItsNormPhase) {
   EXPECT_TRUE(plan->kernels[0].setsFoundInf);
   EXPECT_EQ(plan->bytesPerElement(), 4u * (1 + 4 + 3));
 }
+
+/// With the norm from the caller (several plans, one norm), a clipped
+/// AdamW is AdamW's one pass with two more hypers: 28 bytes per element.
+TEST_F(MultiTensorEmitterTest, ExternalNormClipsWithoutReducing) {
+  PipelineOptions options;
+  options.clipGradNorm = true;
+  options.clipNormExternal = true;
+  llvm::Expected<KernelPlan> plan = compileLibrary("adamw", options);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->numReductions, 0u);
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  EXPECT_EQ(plan->kernels[0].phases, 1u);
+  EXPECT_EQ(plan->bytesPerElement(), 4u * (4 + 3));
+  ASSERT_GE(plan->args.size(), 2u);
+  EXPECT_EQ(plan->args[plan->args.size() - 2].name, "max_grad_norm");
+  EXPECT_EQ(plan->args.back().name, "global_grad_norm");
+  EXPECT_EQ(plan->args.back().defaultValue, 0.0);
+
+  // LAMB takes the norm as its own hyper already: nothing is added.
+  plan = compileLibrary("lamb", options);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->numReductions, 2u);
+  EXPECT_EQ(llvm::count_if(plan->args,
+                           [](const ArgInfo &arg) {
+                             return arg.name == "global_grad_norm";
+                           }),
+            1);
+}

@@ -103,6 +103,11 @@ static cl::opt<bool> clipGradNorm(
     cl::desc("scale grads by min(max_grad_norm / (global norm + 1e-6), 1) "
              "inside the update"),
     KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::opt<bool>
+    clipExternalNorm("clip-external-norm",
+                     cl::desc("with --clip-grad-norm: take the norm as a hyper "
+                              "global_grad_norm the caller computes"),
+                     KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<bool> separatePhases(
     "separate-phases",
     cl::desc("one launch per reduction phase of a multi-tensor plan, not one "
@@ -196,11 +201,11 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.input = input;
   // compile, check and bench share the option objects of the shared flags;
   // --numel and --steps are each subcommand's own.
-  options.updateOnly =
-      givenOptions({&paramDType, &gradDType, &stateDType, &modelDType,
-                    &masterWeights, &numelMultiple, &codegen, &noFusion,
-                    &multiTensor, &gradScaling, &clipGradNorm, &separatePhases,
-                    &maxGroupSize, &compileNumel, &checkNumel, &steps});
+  options.updateOnly = givenOptions(
+      {&paramDType, &gradDType, &stateDType, &modelDType, &masterWeights,
+       &numelMultiple, &codegen, &noFusion, &multiTensor, &gradScaling,
+       &clipGradNorm, &clipExternalNorm, &separatePhases, &maxGroupSize,
+       &compileNumel, &checkNumel, &steps});
   options.normOnly = givenOptions({&normCols, &inputDType, &weightDType});
   auto parse = [](StringRef option, StringRef value) -> Expected<DType> {
     if (std::optional<DType> dtype = parseDType(value.str());
@@ -243,6 +248,9 @@ static Expected<CommonOptions> collectCommonOptions() {
   options.pipeline.gradScaling = gradScaling;
   options.pipeline.clipGradNorm = clipGradNorm;
   options.pipeline.gridBarrier = !separatePhases;
+  options.pipeline.clipNormExternal = clipExternalNorm;
+  if (clipExternalNorm && !clipGradNorm)
+    return createStringError("--clip-external-norm needs --clip-grad-norm");
   options.pipeline.masterWeights = masterWeights;
   options.arch = arch;
   // Checked whatever --emit asks for: the arch is part of what the compile

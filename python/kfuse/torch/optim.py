@@ -318,7 +318,10 @@ class KfuseOptimizer(torch.optim.Optimizer):
     would: the global norm over every grad is reduced in the step's first
     pass and the grads are scaled as the update reads them (they are not
     written). `grad_norm` is then the norm of the last step, a device
-    tensor. Under a GradScaler the norm is of the unscaled grads.
+    tensor. Under a GradScaler the norm is of the unscaled grads. Where the
+    params make several plans (param groups, dtypes, devices), the norm is
+    torch's foreach norm over all their grads, which every plan then clips
+    by, in the same launch as its update.
     """
 
     _kfuse_spec = None
@@ -345,6 +348,11 @@ class KfuseOptimizer(torch.optim.Optimizer):
     def _kfuse_reset(self, check_stale=True):
         self._kfuse_check_stale = check_stale
         self._kfuse_max_grad_norm = None
+        # max_grad_norm over several plans: the norm by torch's foreach norm
+        # over every grad, passed to each plan (set on the first step that
+        # has several plans; the plans are rebuilt for it).
+        self._kfuse_clip_external = False
+        self._kfuse_last_norm = None
         self._kfuse_runtimes = []  # one per param group, built lazily
         self._kfuse_hidden_steps = {}  # param -> count ("hidden" variants)
         self._kfuse_grad_scaling = False
@@ -525,13 +533,17 @@ class KfuseOptimizer(torch.optim.Optimizer):
                                    f"is stale right after a rebuild: {reason}")
 
         plans = [plan for index in active for plan in runtimes[index].plans()]
-        if self._kfuse_max_grad_norm is not None and len(plans) > 1:
-            raise NotImplementedError(
-                f"{self._kfuse_name}: max_grad_norm over {len(plans)} plans "
-                "(param groups, devices, dtypes or step counts): the clip "
-                "norm must cover every grad, and each plan reduces its own; "
-                "use one param group of one dtype, or "
-                "torch.nn.utils.clip_grad_norm_")
+        if len(plans) > 1 and any(
+                cohort.mtu.clip_grad_norm and not cohort.mtu.clip_external_norm
+                for index in active for cohort in runtimes[index].cohorts):
+            # Each plan would clip by the norm of its own grads: clip all by
+            # one norm computed over every grad instead.
+            self._kfuse_refuse_in_capture(
+                capturing, f"max_grad_norm over {len(plans)} plans rebuilds "
+                "them to share one norm")
+            self._kfuse_clip_external = True
+            self._kfuse_drop_runtimes()
+            return self._kfuse_step(grad_scaler)
         scaling = self._kfuse_grad_scaling
         if scaling:
             devices = {plan.device for plan in plans}
@@ -573,9 +585,41 @@ class KfuseOptimizer(torch.optim.Optimizer):
             self._kfuse_report_found_inf(scaler, plans)
 
     def _kfuse_clips_in_plan(self, runtime, members):
-        """Whether the plans of `members` (of `runtime`'s group) reduce the
-        global grad norm themselves (kfuse.multi_tensor's clip_grad_norm)."""
-        return self._kfuse_max_grad_norm is not None
+        """kfuse.multi_tensor's clip_grad_norm for the plans of `members` (of
+        `runtime`'s group): True where they reduce the global grad norm
+        themselves, "external" where it comes from _kfuse_step_hypers (the
+        norm of more grads than one plan's), False without clipping."""
+        if self._kfuse_max_grad_norm is None:
+            return False
+        if any(map(_is_dtensor, members)):
+            raise NotImplementedError(
+                f"{self._kfuse_name}: max_grad_norm with DTensor params: the "
+                "norm must cover every rank's shards; use "
+                "torch.nn.utils.clip_grad_norm_")
+        one_plan = (len(self.param_groups) == 1 and not runtime.fallback and
+                    len({(p.dtype, p.device) for p in members}) == 1)
+        return True if one_plan and not self._kfuse_clip_external \
+            else "external"
+
+    def _kfuse_global_norm(self, inv_scale):
+        """The norm over the grads of every plan (torch's foreach norm), as
+        clip_grad_norm_ computes it; unscaled by `inv_scale` (a CUDA tensor)
+        when not None."""
+        grads = [_local(p.grad) for runtime in self._kfuse_runtimes
+                 if runtime is not None for cohort in runtime.cohorts
+                 for p in cohort.params if p.grad is not None]
+        if not grads:
+            return None
+        if len({grad.device for grad in grads}) > 1:
+            raise NotImplementedError(
+                f"{self._kfuse_name}: the global grad norm over params on "
+                "several devices; use one optimizer per device")
+        norms = torch._foreach_norm(grads, 2, dtype=torch.float32)
+        norm = torch.linalg.vector_norm(torch.stack(norms))
+        if inv_scale is not None:
+            norm = norm * inv_scale
+        self._kfuse_last_norm = norm
+        return norm
 
     def _kfuse_step_hypers(self, inv_scale):
         """Hypers every plan gets at this step beyond its group's options
@@ -583,7 +627,15 @@ class KfuseOptimizer(torch.optim.Optimizer):
         (a CUDA tensor) or None."""
         if self._kfuse_max_grad_norm is None:
             return {}
-        return {"max_grad_norm": float(self._kfuse_max_grad_norm)}
+        hypers = {"max_grad_norm": float(self._kfuse_max_grad_norm)}
+        if self._kfuse_clip_external or any(
+                cohort.mtu.clip_external_norm
+                for runtime in self._kfuse_runtimes if runtime is not None
+                for cohort in runtime.cohorts):
+            norm = self._kfuse_global_norm(inv_scale)
+            if norm is not None:
+                hypers["global_grad_norm"] = norm
+        return hypers
 
     @property
     def grad_norm(self):
@@ -593,8 +645,10 @@ class KfuseOptimizer(torch.optim.Optimizer):
             return None
         for runtime in self._kfuse_runtimes:
             if runtime is not None and runtime.cohorts:
-                return runtime.cohorts[0].mtu.grad_norm
-        return None
+                norm = runtime.cohorts[0].mtu.grad_norm
+                if norm is not None:
+                    return norm
+        return self._kfuse_last_norm
 
     def _kfuse_prepare(self, runtime, capturing):
         for cohort in runtime.cohorts:
@@ -685,6 +739,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
             initial[name] = float(value) if isinstance(value, torch.Tensor) \
                 else value
         update = _update_for(variant)
+        clip = self._kfuse_clips_in_plan(runtime, members)
         for cohort in _spec.step_cohorts(steps):
             cohort_params = [members[i] for i in cohort]
             states = {ir_name: [_local(self.state[p][key])
@@ -699,7 +754,6 @@ class KfuseOptimizer(torch.optim.Optimizer):
             if any(map(_is_dtensor, cohort_params)):
                 grads_of = [_LocalGradOf(p) if _is_dtensor(p) else p
                             for p in cohort_params]
-            clip = self._kfuse_clips_in_plan(runtime, members)
             if self._kfuse_max_grad_norm is not None:
                 hypers["max_grad_norm"] = float(self._kfuse_max_grad_norm)
             mtu = kfuse.multi_tensor(update,
@@ -1118,7 +1172,6 @@ class FusedLAMB(KfuseOptimizer):
                         max_grad_norm=max_grad_norm)
         super().__init__(params, defaults, check_stale)
         self.adam_w_mode = 1 if adam_w_mode else 0
-        self._kfuse_last_norm = None
         self.set_grad_none = set_grad_none
         self.use_nvlamb = use_nvlamb
 
@@ -1138,7 +1191,9 @@ class FusedLAMB(KfuseOptimizer):
 
     def _kfuse_clips_in_plan(self, runtime, members):
         # The plan's norm covers its own grads: those must be all of them.
+        # Otherwise lamb.mlir takes the norm as its hyper global_grad_norm.
         return (len(self.param_groups) == 1 and not runtime.fallback
+                and not self._kfuse_clip_external
                 and len({(p.dtype, p.device) for p in members}) == 1
                 and not any(map(_is_dtensor, members)))
 
