@@ -2,12 +2,16 @@
 //
 // Times one update's launches with CUDA events on random data: warm-up
 // launches, then the median of the timed ones, and the bandwidth of the
-// bytes the plan must move.
+// bytes the plan must move. An update that runs as a multi-tensor plan
+// (reductions, --multi-tensor, --grad-scaling, --clip-grad-norm) is timed
+// as a plan over one tensor group.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/kfuse/Commands.h"
 #include "tools/kfuse/DeviceRun.h"
+
+#include "runtime/MultiTensorPlan.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -54,11 +58,41 @@ static Expected<json::Object> bench(const CommonOptions &options,
         launchArgs[index].value = step;
   };
 
-  for (int i = 0; i < warmup; ++i) {
-    nextStep();
-    if (Error error = (*update)->launch(launchArgs, nullptr, options.pipeline))
-      return std::move(error);
+  Expected<Specialization> spec = (*update)->specialize(launchArgs);
+  if (!spec)
+    return spec.takeError();
+  auto compiled = (*update)->compile(*spec, options.pipeline);
+  if (!compiled)
+    return compiled.takeError();
+  const KernelPlan &kernelPlan = (*compiled)->plan;
+  std::unique_ptr<MultiTensorPlan> plan;
+  if (kernelPlan.multiTensor) {
+    // The plan keeps its hypers on the device and counts the steps there.
+    std::vector<double> hypers;
+    for (const LaunchArg &arg : launchArgs)
+      hypers.push_back(arg.value);
+    MultiTensorPlanOptions planOptions;
+    planOptions.gradScaling = options.pipeline.gradScaling;
+    planOptions.masterWeights = options.pipeline.masterWeights;
+    planOptions.clipGradNorm = options.pipeline.clipGradNorm;
+    planOptions.clipNormExternal = options.pipeline.clipNormExternal;
+    planOptions.gridBarrier = options.pipeline.gridBarrier;
+    Expected<std::unique_ptr<MultiTensorPlan>> created =
+        MultiTensorPlan::create(**update, launchArgs, 1, hypers, planOptions);
+    if (!created)
+      return created.takeError();
+    plan = std::move(*created);
   }
+  auto launch = [&]() -> Error {
+    if (plan)
+      return plan->step(nullptr);
+    nextStep();
+    return (*update)->launch(launchArgs, nullptr, options.pipeline);
+  };
+
+  for (int i = 0; i < warmup; ++i)
+    if (Error error = launch())
+      return std::move(error);
   CUevent begin, end;
   if (Error error =
           driver->check(driver->cuEventCreate(&begin, 0), "cuEventCreate"))
@@ -68,9 +102,8 @@ static Expected<json::Object> bench(const CommonOptions &options,
     return std::move(error);
   std::vector<double> times;
   for (int i = 0; i < iterations; ++i) {
-    nextStep();
     driver->cuEventRecord(begin, nullptr);
-    if (Error error = (*update)->launch(launchArgs, nullptr, options.pipeline))
+    if (Error error = launch())
       return std::move(error);
     driver->cuEventRecord(end, nullptr);
     if (Error error = driver->check(driver->cuEventSynchronize(end),
@@ -85,21 +118,16 @@ static Expected<json::Object> bench(const CommonOptions &options,
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];
 
-  Expected<Specialization> spec = (*update)->specialize(launchArgs);
-  if (!spec)
-    return spec.takeError();
-  auto compiled = (*update)->compile(*spec, options.pipeline);
-  if (!compiled)
-    return compiled.takeError();
-  unsigned bytesPerElement = (*compiled)->plan.bytesPerElement();
+  unsigned bytesPerElement = kernelPlan.bytesPerElement();
   double gbps = double(bytesPerElement) * numel / (median * 1e-3) / 1e9;
   return json::Object{
-      {"update", (*compiled)->plan.updateName},
+      {"update", kernelPlan.updateName},
       {"arch", device->arch},
       {"numel", numel},
       {"param_dtype", dtypeName(options.spec.paramDType)},
       {"state_dtype", dtypeName(options.spec.stateDType)},
-      {"kernels", static_cast<int64_t>((*compiled)->plan.kernels.size())},
+      {"kernels", static_cast<int64_t>(kernelPlan.kernels.size())},
+      {"multi_tensor", kernelPlan.multiTensor},
       {"bytes_per_element", bytesPerElement},
       {"blocks_per_sm", defaultBlocksPerSm()},
       {"ms", median},
