@@ -614,8 +614,14 @@ class KfuseOptimizer(torch.optim.Optimizer):
             raise NotImplementedError(
                 f"{self._kfuse_name}: the global grad norm over params on "
                 "several devices; use one optimizer per device")
-        norms = torch._foreach_norm(grads, 2, dtype=torch.float32)
-        norm = torch.linalg.vector_norm(torch.stack(norms))
+        # As clip_grad_norm_(foreach=True): a foreach norm per dtype, then
+        # the norm of those.
+        by_dtype = {}
+        for grad in grads:
+            by_dtype.setdefault(grad.dtype, []).append(grad)
+        norms = [norm for same in by_dtype.values()
+                 for norm in torch._foreach_norm(same, 2.0)]
+        norm = torch.linalg.vector_norm(torch.stack(norms)).float()
         if inv_scale is not None:
             norm = norm * inv_scale
         self._kfuse_last_norm = norm
@@ -1230,7 +1236,10 @@ class FusedLAMB(KfuseOptimizer):
                 f"{self._kfuse_name}: the global grad norm over params on "
                 f"{len(devices)} devices; use one optimizer per device")
         grads = [_local(grad) for grad in grads]
-        norms = torch._foreach_norm(grads, 2, dtype=torch.float32)
+        # Accumulated in float32, as Apex's l2norm kernels.
+        wider = None if all(g.dtype == torch.float32 for g in grads) \
+            else torch.float32
+        norms = torch._foreach_norm(grads, 2, dtype=wider)
         norm = torch.linalg.vector_norm(torch.stack(norms))
         if inv_scale is not None:
             norm = norm * inv_scale
