@@ -43,6 +43,12 @@ def KFuse_Dialect : Dialect {
     }
     ```
 
+    The passes mark an update with unit attributes the code generator
+    reads: `kfuse.multi_tensor` (one kernel over a table of tensor groups,
+    kfuse-horizontal), `kfuse.found_inf` (skip steps with non-finite grads,
+    kfuse-grad-scaling) and `kfuse.grid_barrier` (the reduction phases in
+    one cooperative launch, kfuse-schedule-phases).
+
     A normalization is a `func.func` carrying `kfuse.norm`. Its tensors are
     2-D: `tensor<?x?xT>` holds one element per (row, column),
     `tensor<?x1xT>` one value per row (mean, rstd) and `tensor<1x?xT>` one
