@@ -145,6 +145,9 @@ void fuzzUpdate(MLIRContext &context, StringRef text, Choices &choices) {
   options.multiTensor = choices.flip();
   options.gradScaling = choices.flip();
   options.masterWeights = choices.flip();
+  options.clipGradNorm = choices.flip();
+  options.clipNormExternal = options.clipGradNorm && choices.flip();
+  options.gridBarrier = choices.flip();
   compileUpdate(context, text, spec, options);
 }
 
