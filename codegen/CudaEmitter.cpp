@@ -245,8 +245,7 @@ private:
   std::string emitFoundInfScan();
   void emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
                              SignatureForm form, std::string &out);
-  void emitBarrierKernel(ArrayRef<KernelInfo> phases,
-                         ArrayRef<std::string> phaseNames, std::string &out);
+  void emitBarrierKernel(ArrayRef<KernelInfo> phases, std::string &out);
   std::string getVectorType(DType dtype, unsigned alignment);
   PtxKernelSpec getPtxSpec(const KernelBody &kernel) const;
   void emitPtx();
@@ -1300,7 +1299,6 @@ bool UpdateEmitter::phaseCanScanGrads(unsigned index) {
 }
 
 void UpdateEmitter::emitBarrierKernel(ArrayRef<KernelInfo> phases,
-                                      ArrayRef<std::string> phaseNames,
                                       std::string &out) {
   // One kernel: its phases in turn, every block at a barrier between them.
   KernelInfo info;
@@ -1328,14 +1326,14 @@ void UpdateEmitter::emitBarrierKernel(ArrayRef<KernelInfo> phases,
   out += fmt::format("  if (blockIdx.x == 0 && threadIdx.x == 0)\n"
                      "    barrier[{}] = 0;\n",
                      2 + phases.size() - 1);
-  for (auto [index, name] : llvm::enumerate(phaseNames)) {
+  for (auto [index, phase] : llvm::enumerate(phases)) {
     if (index) {
       out += "  kfuse_grid_barrier(barrier);\n";
       out += fmt::format("  if (blockIdx.x == 0 && threadIdx.x == 0)\n"
                          "    barrier[{}] = 0;\n",
                          2 + index - 1);
     }
-    out += fmt::format("  {}({}, barrier + {});\n", name,
+    out += fmt::format("  {}({}, barrier + {});\n", phase.name,
                        getMultiTensorCallArguments(plan.numReductions > 0),
                        2 + index);
   }
@@ -1364,7 +1362,6 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       kernels += "\n";
     }
     size_t firstPhase = plan.kernels.size();
-    std::vector<std::string> phaseNames;
     for (unsigned index = 0; index < fusedOps.size(); ++index) {
       if (index)
         kernels += "\n";
@@ -1372,7 +1369,6 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       kernel.scansGrads = foldScan && index == 0;
       if (failed(emitElementFunction(index, kernel, kernels)))
         return failure();
-      phaseNames.push_back(kernel.name);
       emitMultiTensorKernel(kernel, index + 1 == fusedOps.size(),
                             gridBarrier ? SignatureForm::PhaseFunction
                                         : SignatureForm::Kernel,
@@ -1382,7 +1378,7 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       std::vector<KernelInfo> phases(plan.kernels.begin() + firstPhase,
                                      plan.kernels.end());
       plan.kernels.resize(firstPhase);
-      emitBarrierKernel(phases, phaseNames, kernels);
+      emitBarrierKernel(phases, kernels);
     }
   } else {
     for (unsigned index = 0; index < fusedOps.size(); ++index) {

@@ -85,6 +85,7 @@ private:
   /// Reductions accumulated in a later phase than their input's: where that
   /// phase reads the input's arguments anyway, the earlier one need not.
   DenseMap<Operation *, unsigned> deferredTo;
+  mutable DenseMap<Value, unsigned> neededPhases;
   unsigned numPhases = 1;
 };
 
@@ -204,25 +205,29 @@ void PhaseScheduler::assignPhases() {
 }
 
 unsigned PhaseScheduler::neededPhase(Value value) const {
+  // Memoized: scalar math may reach a use along many paths.
+  if (auto known = neededPhases.find(value); known != neededPhases.end())
+    return known->second;
   unsigned needed = 0;
-  for (Operation *user : value.getUsers()) {
-    // Scalar math and broadcasts of scalars run wherever they are used.
-    unsigned phase =
-        llvm::any_of(user->getResults(),
-                     [](Value result) {
-                       return isa<RankedTensorType>(result.getType()) &&
-                              !isUniformTensor(result);
-                     }) ||
-                user->getNumResults() == 0
-            ? phaseOf.lookup(user)
-            : llvm::accumulate(
-                  user->getResults(), 0u, [&](unsigned sofar, Value result) {
-                    unsigned next = neededPhase(result);
-                    return sofar && next ? std::min(sofar, next) : sofar + next;
-                  });
+  auto need = [&](unsigned phase) {
     if (phase)
       needed = needed ? std::min(needed, phase) : phase;
+  };
+  for (Operation *user : value.getUsers()) {
+    // Scalar math and broadcasts of scalars run wherever they are used.
+    bool tensorMath = user->getNumResults() == 0 ||
+                      llvm::any_of(user->getResults(), [](Value result) {
+                        return isa<RankedTensorType>(result.getType()) &&
+                               !isUniformTensor(result);
+                      });
+    if (tensorMath) {
+      need(phaseOf.lookup(user));
+      continue;
+    }
+    for (Value result : user->getResults())
+      need(neededPhase(result));
   }
+  neededPhases[value] = needed;
   return needed;
 }
 

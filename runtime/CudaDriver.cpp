@@ -212,13 +212,20 @@ llvm::Expected<DeviceInfo> CudaDriver::lookUpDevice(DeviceInfo info) {
 CUresult CudaDriver::launchKernel(CUfunction function, unsigned gridX,
                                   unsigned gridY, unsigned blockX,
                                   unsigned sharedBytes, CUstream stream,
-                                  void **params, bool programmatic) const {
-  if (!programmatic || !cuLaunchKernelEx)
+                                  void **params, LaunchMode mode) const {
+  if (mode == LaunchMode::Cooperative && !cuLaunchKernelEx)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (mode == LaunchMode::Plain || !cuLaunchKernelEx)
     return cuLaunchKernel(function, gridX, gridY, 1, blockX, 1, 1, sharedBytes,
                           stream, params, nullptr);
   CUlaunchAttribute attribute{};
-  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  attribute.value.programmaticStreamSerializationAllowed = 1;
+  if (mode == LaunchMode::Programmatic) {
+    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+  } else {
+    attribute.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attribute.value.cooperative = 1;
+  }
   CUlaunchConfig config{};
   config.gridDimX = gridX;
   config.gridDimY = gridY;
@@ -227,27 +234,6 @@ CUresult CudaDriver::launchKernel(CUfunction function, unsigned gridX,
   config.blockDimY = 1;
   config.blockDimZ = 1;
   config.sharedMemBytes = sharedBytes;
-  config.hStream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  return cuLaunchKernelEx(&config, function, params, nullptr);
-}
-
-CUresult CudaDriver::launchCooperative(CUfunction function, unsigned grid,
-                                       unsigned block, CUstream stream,
-                                       void **params) const {
-  if (!cuLaunchKernelEx)
-    return CUDA_ERROR_NOT_SUPPORTED;
-  CUlaunchAttribute attribute{};
-  attribute.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-  attribute.value.cooperative = 1;
-  CUlaunchConfig config{};
-  config.gridDimX = grid;
-  config.gridDimY = 1;
-  config.gridDimZ = 1;
-  config.blockDimX = block;
-  config.blockDimY = 1;
-  config.blockDimZ = 1;
   config.hStream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;

@@ -93,21 +93,24 @@ public:
   /// back to cuLaunchKernel).
   decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
 
-  /// cuLaunchKernel of a 2-D grid of 1-D blocks; with `programmatic`, where
-  /// the driver has cuLaunchKernelEx, a programmatic dependent launch: the
-  /// kernel may start while the previous kernel in `stream` drains, so it
-  /// must wait for it (griddepcontrol.wait, sm_90 and later) before it
-  /// touches memory.
+  /// How launchKernel launches.
+  enum class LaunchMode {
+    Plain,
+    /// Where the driver has cuLaunchKernelEx, a programmatic dependent
+    /// launch: the kernel may start while the previous kernel in the stream
+    /// drains, so it must wait for it (griddepcontrol.wait, sm_90 and later)
+    /// before it touches memory; elsewhere a plain launch.
+    Programmatic,
+    /// Every block resident at once, as grid-wide barriers need:
+    /// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid does not fit,
+    /// CUDA_ERROR_NOT_SUPPORTED without cuLaunchKernelEx.
+    Cooperative,
+  };
+
+  /// cuLaunchKernel of a 2-D grid of 1-D blocks, as `mode` says.
   CUresult launchKernel(CUfunction function, unsigned gridX, unsigned gridY,
                         unsigned blockX, unsigned sharedBytes, CUstream stream,
-                        void **params, bool programmatic) const;
-
-  /// A cooperative launch (every block resident at once, as grid-wide
-  /// barriers need) of a 1-D grid; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
-  /// when `grid` blocks do not fit, CUDA_ERROR_NOT_SUPPORTED without
-  /// cuLaunchKernelEx.
-  CUresult launchCooperative(CUfunction function, unsigned grid, unsigned block,
-                             CUstream stream, void **params) const;
+                        void **params, LaunchMode mode) const;
 
   /// The process-wide driver: libcuda.so.1 loaded and cuInit done, or why
   /// not ("no CUDA driver: ...", "no CUDA device"). Never crashes.

@@ -469,14 +469,11 @@ llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {
               driver->cuMemsetD32Async(foundInfAddress, 0, 1, stream),
               "zeroing found_inf"))
         return error;
-    CUresult result =
-        launch.cooperative
-            ? driver->launchCooperative(launch.function, launch.grid,
-                                        launch.block, stream,
-                                        launch.params.data())
-            : driver->cuLaunchKernel(launch.function, launch.grid, 1, 1,
-                                     launch.block, 1, 1, 0, stream,
-                                     launch.params.data(), nullptr);
+    CUresult result = driver->launchKernel(
+        launch.function, launch.grid, 1, launch.block, 0, stream,
+        launch.params.data(),
+        launch.cooperative ? CudaDriver::LaunchMode::Cooperative
+                           : CudaDriver::LaunchMode::Plain);
     if (llvm::Error error =
             driver->check(result, (launch.cooperative ? "cooperative launch of "
                                                       : "launch of ") +

@@ -601,8 +601,10 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
 
   // Hopper and later overlap a norm kernel's launch with the drain of the
   // kernel before it; the kernels wait for it before touching memory.
-  const bool programmatic =
-      device->computeMajor >= 9 && normProgrammaticLaunch();
+  const CudaDriver::LaunchMode launchMode =
+      device->computeMajor >= 9 && normProgrammaticLaunch()
+          ? CudaDriver::LaunchMode::Programmatic
+          : CudaDriver::LaunchMode::Plain;
   auto run = [&](CUfunction function, const std::string &kernelName,
                  unsigned blocks, unsigned blocksY, unsigned threads,
                  unsigned sharedBytes, void **kernelParams) -> llvm::Error {
@@ -612,9 +614,9 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
               plan.location + ")")
           .str();
     };
-    if (CUresult result = driver->launchKernel(function, blocks, blocksY,
-                                               threads, sharedBytes, stream,
-                                               kernelParams, programmatic))
+    if (CUresult result =
+            driver->launchKernel(function, blocks, blocksY, threads,
+                                 sharedBytes, stream, kernelParams, launchMode))
       return driver->check(result, where("launch of"));
     if (syncEachKernel)
       if (CUresult result = driver->cuStreamSynchronize(stream))

@@ -6,7 +6,8 @@
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
 # bench_adamw.json, test_gpu_norm.json, host_norm.jsonl, bench_norm.json,
 # profile_norm.jsonl,
-# bench_compile.json, test_gpu_optim.json, test_gpu_nn.json, test_gpu_dist.json,
+# bench_compile.json, test_gpu_optim.json, test_gpu_optim_reduce.json,
+# test_gpu_nn.json, test_gpu_dist.json,
 # seed_stages.json
 # (with KFUSE_GPU_SWEEP=1
 # also sweep_norm.jsonl, and ln_bf16.sass).
@@ -193,6 +194,10 @@ fi
 if want torch; then
   step "python GPU tests: kfuse.torch.optim against torch.optim"
   run timeout 240 python3 bench/test_gpu_optim.py --json "$OUT/test_gpu_optim.json"
+
+  step "python GPU tests: optimizers with reductions and fused clipping"
+  run timeout 240 python3 bench/test_gpu_optim_reduce.py \
+    --json "$OUT/test_gpu_optim_reduce.json"
 
   step "python GPU tests: kfuse.torch.nn against torch.nn"
   run timeout 240 python3 bench/test_gpu_nn.py --json "$OUT/test_gpu_nn.json"

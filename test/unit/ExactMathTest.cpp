@@ -121,7 +121,7 @@ Mismatches runCheck(const char *kernel) {
   void *params[] = {&pointer};
   EXPECT_EQ(driver.launchKernel(function, unsigned(device->smCount) * 8, 1,
                                 256, 0, nullptr, params,
-                                /*programmatic=*/false),
+                                CudaDriver::LaunchMode::Plain),
             CUDA_SUCCESS);
   Mismatches found{};
   EXPECT_EQ(driver.cuCtxSynchronize(), CUDA_SUCCESS);

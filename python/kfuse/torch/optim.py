@@ -533,9 +533,8 @@ class KfuseOptimizer(torch.optim.Optimizer):
                                    f"is stale right after a rebuild: {reason}")
 
         plans = [plan for index in active for plan in runtimes[index].plans()]
-        if len(plans) > 1 and any(
-                cohort.mtu.clip_grad_norm and not cohort.mtu.clip_external_norm
-                for index in active for cohort in runtimes[index].cohorts):
+        if len(plans) > 1 and self._kfuse_max_grad_norm is not None and \
+                not self._kfuse_clip_external:
             # Each plan would clip by the norm of its own grads: clip all by
             # one norm computed over every grad instead.
             self._kfuse_refuse_in_capture(
@@ -584,11 +583,12 @@ class KfuseOptimizer(torch.optim.Optimizer):
         if scaler is not None:
             self._kfuse_report_found_inf(scaler, plans)
 
-    def _kfuse_clips_in_plan(self, runtime, members):
+    def _kfuse_clip_mode(self, runtime, members):
         """kfuse.multi_tensor's clip_grad_norm for the plans of `members` (of
         `runtime`'s group): True where they reduce the global grad norm
         themselves, "external" where it comes from _kfuse_step_hypers (the
-        norm of more grads than one plan's), False without clipping."""
+        norm of more grads than one plan's; the optimizer then computes it
+        for every plan from here on), False without clipping."""
         if self._kfuse_max_grad_norm is None:
             return False
         if any(map(_is_dtensor, members)):
@@ -598,8 +598,10 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 "torch.nn.utils.clip_grad_norm_")
         one_plan = (len(self.param_groups) == 1 and not runtime.fallback and
                     len({(p.dtype, p.device) for p in members}) == 1)
-        return True if one_plan and not self._kfuse_clip_external \
-            else "external"
+        if one_plan and not self._kfuse_clip_external:
+            return True
+        self._kfuse_clip_external = True
+        return "external"
 
     def _kfuse_global_norm(self, inv_scale):
         """The norm over the grads of every plan (torch's foreach norm), as
@@ -634,10 +636,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
         if self._kfuse_max_grad_norm is None:
             return {}
         hypers = {"max_grad_norm": float(self._kfuse_max_grad_norm)}
-        if self._kfuse_clip_external or any(
-                cohort.mtu.clip_external_norm
-                for runtime in self._kfuse_runtimes if runtime is not None
-                for cohort in runtime.cohorts):
+        if self._kfuse_clip_external:
             norm = self._kfuse_global_norm(inv_scale)
             if norm is not None:
                 hypers["global_grad_norm"] = norm
@@ -745,7 +744,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
             initial[name] = float(value) if isinstance(value, torch.Tensor) \
                 else value
         update = _update_for(variant)
-        clip = self._kfuse_clips_in_plan(runtime, members)
+        clip = self._kfuse_clip_mode(runtime, members)
         for cohort in _spec.step_cohorts(steps):
             cohort_params = [members[i] for i in cohort]
             states = {ir_name: [_local(self.state[p][key])
@@ -1195,7 +1194,7 @@ class FusedLAMB(KfuseOptimizer):
             group["step"] = group.get("step", 0) + 1
         return loss
 
-    def _kfuse_clips_in_plan(self, runtime, members):
+    def _kfuse_clip_mode(self, runtime, members):
         # The plan's norm covers its own grads: those must be all of them.
         # Otherwise lamb.mlir takes the norm as its hyper global_grad_norm.
         return (len(self.param_groups) == 1 and not runtime.fallback
