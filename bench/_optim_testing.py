@@ -1,7 +1,8 @@
 """What the GPU tests of kfuse.torch.optim share (bench/test_gpu_optim.py,
 bench/test_gpu_optim_reduce.py): a small MLP trained with real backward
-passes, twin parameter lists stepped by a peer on the same grads, and the
-comparisons. The scripts import it once they know PyTorch and a CUDA device
+passes, twin parameter lists stepped by a peer on the same grads, the
+comparisons, and float64 references of optimizers torch lacks (Apex's
+FusedNovoGrad; bench/bench_multi_tensor.py uses it too). The scripts import it once they know PyTorch and a CUDA device
 are there."""
 
 import math
@@ -169,3 +170,59 @@ def run_against_float64(make_opt, make_ref, seed, steps=STEPS):
         ref_opt.step()
     torch.cuda.synchronize()
     return params, ref, opt, ref_opt
+
+
+class NovoGradReference:
+    """Apex's FusedNovoGrad in float64 on float64 twins: per param group,
+    one running norm per param with a grad (L2, or max-abs at
+    norm_type=0), started from the first step's grad norms unless
+    init_zero; the moments with the regularization inside them
+    (reg_inside_moment) or on the update. `params` is a list of tensors or
+    of param group dicts with their own options, as torch.optim's."""
+
+    def __init__(self, params, reg_inside_moment=False, **options):
+        defaults = dict(lr=1e-3, bias_correction=True, betas=(0.9, 0.999),
+                        eps=1e-8, weight_decay=0.0, grad_averaging=True,
+                        norm_type=2, init_zero=False)
+        defaults.update(options)
+        params = list(params)
+        if not params or not isinstance(params[0], dict):
+            params = [{"params": params}]
+        self.groups = [dict(defaults, **group) for group in params]
+        self.inside = bool(reg_inside_moment)
+        self.exp_avg = {}
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.groups:
+            group["step"] = t = group.get("step", 0) + 1
+            beta1, beta2 = group["betas"]
+            live = [p for p in group["params"] if p.grad is not None]
+            grads = [p.grad.double() for p in live]
+            norms = [float(g.abs().max()) if group["norm_type"] == 0
+                     else float(g.norm()) for g in grads]
+            if "norms" not in group:
+                # Apex starts from the norms (the first blend keeps them).
+                group["norms"] = [0.0] * len(live) if group["init_zero"] \
+                    else list(norms)
+            bc1, bc2 = 1.0, 1.0
+            if group["bias_correction"]:
+                bc1 = 1 - beta1 ** t
+                bc2 = math.sqrt(1 - beta2 ** t)
+            beta3 = 1 - beta1 if group["grad_averaging"] else 1.0
+            lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+            for i, (p, g, n) in enumerate(zip(live, grads, norms)):
+                v = group["norms"][i]
+                if group["norm_type"] == 0:
+                    v = beta2 * v + (1 - beta2) * n
+                else:
+                    v = math.sqrt(beta2 * v * v + (1 - beta2) * n * n)
+                group["norms"][i] = v
+                denom = v / bc2 + eps
+                m = self.exp_avg.setdefault(p, torch.zeros_like(p))
+                if self.inside:
+                    m.mul_(beta1).add_(beta3 * (g / denom + wd * p))
+                    p.sub_(lr * m / bc1)
+                else:
+                    m.mul_(beta1).add_(beta3 * g)
+                    p.sub_(lr * ((m / bc1) / denom + wd * p))

@@ -1,5 +1,5 @@
-"""Multi-tensor AdamW and LAMB: kfuse against torch.optim.AdamW and torch's
-foreach ops.
+"""Multi-tensor AdamW, LAMB and NovoGrad: kfuse against torch.optim.AdamW and
+torch's foreach ops.
 
 Runs on the GPU machine:
     KFUSE_LIBRARY=build/lib/libkfuse.so python3 bench/bench_multi_tensor.py --out DIR
@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import datetime
 import json
+import math
 import os
 import pathlib
 import statistics
@@ -77,6 +78,16 @@ def make_list(shapes, param_dtype, state_dtype, seed=0):
     ms = [rand(s, state_dtype) for s in shapes]
     vs = [rand(s, state_dtype, nonneg=True) for s in shapes]
     return ps, gs, ms, vs
+
+
+def f32_params_with_grads(shapes, seed=0):
+    """f32 Parameters of `shapes` on the GPU, each with a grad, from
+    make_list's values (the same for a seed)."""
+    ps, gs, _, _ = make_list(shapes, torch.float32, torch.float32, seed)
+    params = [torch.nn.Parameter(p) for p in ps]
+    for p, g in zip(params, gs):
+        p.grad = g
+    return params
 
 
 def kfuse_opt(ps, gs, ms, vs, **kwargs):
@@ -613,6 +624,123 @@ def bench_lamb(report, warmup, repeats):
     report.guarded("lamb parity", parity)
 
 
+NOVOGRAD = REPO / "library" / "optim" / "novograd.mlir"
+NOVOGRAD_HP = dict(lr=1e-3, betas=(0.95, 0.98), eps=1e-8, weight_decay=1e-3)
+
+
+def torch_novograd(params, exp_avgs, norms, step, lr, betas, eps,
+                   weight_decay):
+    """NovoGrad as torch's foreach ops write it (Apex's semantics, the
+    defaults: L2 norms started from the first step's, grad averaging, bias
+    correction, decay on the update): the per-tensor grad norms, the
+    running norms, the moments, the update."""
+    beta1, beta2 = betas
+    grads = [p.grad for p in params]
+    n = torch.stack(torch._foreach_norm(grads))
+    if step == 1:
+        norms.copy_(n)
+    else:
+        norms.copy_(torch.sqrt(beta2 * norms * norms + (1 - beta2) * n * n))
+    bc1 = 1 - beta1 ** step
+    denom = (norms / math.sqrt(1 - beta2 ** step) + eps) * bc1
+    torch._foreach_mul_(exp_avgs, beta1)
+    torch._foreach_add_(exp_avgs, grads, alpha=1 - beta1)
+    update = torch._foreach_div(exp_avgs, list(denom.unbind()))
+    torch._foreach_add_(update, params, alpha=weight_decay)
+    torch._foreach_add_(params, update, alpha=-lr)
+
+
+def bench_novograd(report, warmup, repeats, steps=100):
+    """NovoGrad over GPT-2 small: kfuse's plan (its two phases, the grad
+    norms per tensor and the update, in one cooperative launch, and one
+    launch per phase: `_separate`), the FusedNovoGrad drop-in, and torch
+    foreach ops. Bytes: 24 B/element in f32, the fewest NovoGrad moves: the
+    norm of a tensor's grad is needed before any of its elements updates,
+    so phase 1 reads g and phase 2 reads g p m and writes p m. Then parity
+    of the drop-in against Apex's algorithm in float64 over `steps` steps
+    on the first 40 tensors."""
+    from kfuse.torch import optim as kopt
+    from _optim_testing import NovoGradReference
+
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    case = "novograd.f32.gpt2s"
+
+    def run_plan(separate):
+        ps, gs, ms, _ = make_list(shapes, torch.float32, torch.float32)
+        norms = torch.zeros(len(ps), device="cuda")
+        beta1, beta2 = NOVOGRAD_HP["betas"]
+        with (separate_phases() if separate else contextlib.nullcontext()):
+            opt = kfuse.multi_tensor(
+                str(NOVOGRAD), params=ps, grads=gs,
+                states={"exp_avg": ms, "exp_avg_sq": list(norms.split(1))},
+                check_stale=False, lr=NOVOGRAD_HP["lr"], beta1=beta1,
+                beta2=beta2, eps=NOVOGRAD_HP["eps"],
+                weight_decay=NOVOGRAD_HP["weight_decay"])
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case, "kfuse" + ("_separate" if separate else ""), n,
+                   timing, 24, launches=opt.launches_per_step,
+                   tensors=len(shapes),
+                   kfuse_bytes_per_step=opt.bytes_per_step,
+                   norms_finite=bool(torch.isfinite(norms).all()))
+
+    def run_drop_in():
+        params = f32_params_with_grads(shapes)
+        opt = kopt.FusedNovoGrad(params, check_stale=False, **NOVOGRAD_HP)
+        opt.step()
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case, "kfuse_FusedNovoGrad", n, timing, 24,
+                   launches=opt.launches_per_step,
+                   host_ms=host_ms(opt.step, warmup, repeats))
+
+    def run_torch():
+        params = f32_params_with_grads(shapes)
+        ms = [torch.zeros_like(p) for p in params]
+        norms = torch.zeros(len(params), device="cuda")
+        count = [0]
+
+        def step():
+            count[0] += 1
+            with torch.no_grad():
+                torch_novograd(params, ms, norms, count[0], **NOVOGRAD_HP)
+
+        timing = time_ms(step, warmup, repeats)
+        report.row(case, "torch_foreach", n, timing, 24,
+                   host_ms=host_ms(step, warmup, repeats))
+
+    for separate in (False, True):
+        report.guarded(f"{case} separate={separate}",
+                       lambda s=separate: run_plan(s))
+    report.guarded(f"{case} kfuse_FusedNovoGrad", run_drop_in)
+    report.guarded(f"{case} torch_foreach", run_torch)
+
+    def parity():
+        sub = shapes[:40]
+        ps, _, _, _ = make_list(sub, torch.float32, torch.float32, seed=11)
+        params = [torch.nn.Parameter(p) for p in ps]
+        ref = [torch.nn.Parameter(p.detach().double().clone()) for p in ps]
+        opt = kopt.FusedNovoGrad(params, **NOVOGRAD_HP)
+        ref_opt = NovoGradReference(ref, **NOVOGRAD_HP)
+        gen = torch.Generator(device="cuda").manual_seed(12)
+        for _ in range(steps):
+            for p, r in zip(params, ref):
+                p.grad = torch.randn(p.shape, device="cuda", generator=gen)
+                r.grad = p.grad.double()
+            opt.step()
+            ref_opt.step()
+        error = rel_l2(torch.cat([p.detach().flatten() for p in params]),
+                       torch.cat([r.detach().flatten() for r in ref]))
+        report.data.setdefault("parity", {})[
+            "novograd_f32_vs_f64_100_steps"] = {
+                "param_rel_l2": error, "tensors": len(sub),
+                "elements": numel_of(sub), "steps": steps}
+        print(f"novograd parity: param rel L2 {error:.3e}", flush=True)
+        if not error <= 1e-5:
+            raise AssertionError(f"NovoGrad parity {error:.3e} > 1e-5")
+
+    report.guarded("novograd parity", parity)
+
+
 def bench_adamw_clip(report, warmup, repeats, steps=100):
     """AdamW with max_grad_norm=1.0 over GPT-2 small: kfuse's AdamW drop-in
     (the norm in the step's first pass, the clip applied as the update
@@ -627,16 +755,8 @@ def bench_adamw_clip(report, warmup, repeats, steps=100):
     n = numel_of(shapes)
     case = "adamw_clip.f32.gpt2s"
 
-    def params_with_grads(seed=0):
-        ps, gs, _, _ = make_list(shapes, torch.float32, torch.float32, seed)
-        params = [torch.nn.Parameter(p) for p in ps]
-        for p, g in zip(params, gs):
-            # Large enough that the clip scales every step.
-            p.grad = g
-        return params
-
     def run_kfuse(separate):
-        params = params_with_grads()
+        params = f32_params_with_grads(shapes)
         with (separate_phases() if separate else contextlib.nullcontext()):
             opt = kopt.AdamW(params, **TORCH_HP, max_grad_norm=1.0,
                              check_stale=False)
@@ -648,7 +768,7 @@ def bench_adamw_clip(report, warmup, repeats, steps=100):
                    host_ms=host_ms(opt.step, warmup, repeats))
 
     def run_torch():
-        params = params_with_grads()
+        params = f32_params_with_grads(shapes)
         opt = torch.optim.AdamW(params, **TORCH_HP, fused=True)
 
         def step():
@@ -667,7 +787,7 @@ def bench_adamw_clip(report, warmup, repeats, steps=100):
                  "weight_decay": 0.0}]
 
     def run_kfuse_groups():
-        params = params_with_grads()
+        params = f32_params_with_grads(shapes)
         opt = kopt.AdamW(groups(params), **TORCH_HP, max_grad_norm=1.0,
                          check_stale=False)
         opt.step()
@@ -678,7 +798,7 @@ def bench_adamw_clip(report, warmup, repeats, steps=100):
                    note="the norm by torch's foreach norm over both plans")
 
     def run_torch_groups():
-        params = params_with_grads()
+        params = f32_params_with_grads(shapes)
         opt = torch.optim.AdamW(groups(params), **TORCH_HP, fused=True)
 
         def step():
@@ -976,6 +1096,8 @@ def main():
         bench_drop_ins(report, w, r)
     if want("lamb"):
         bench_lamb(report, w, r)
+    if want("novograd"):
+        bench_novograd(report, w, r)
     if want("adamw_clip"):
         bench_adamw_clip(report, w, r)
     if want("graph"):

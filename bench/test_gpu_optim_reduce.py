@@ -1,5 +1,5 @@
 """GPU tests of kfuse.torch.optim's optimizers with reductions (FusedLAMB,
-Lars, Cautious AdamW) and of fused gradient clipping (max_grad_norm=),
+FusedNovoGrad, Lars, Cautious AdamW) and of fused gradient clipping (max_grad_norm=),
 against float64 references of their algorithms or torch's clip_grad_norm_
 then torch's step (plain script).
 
@@ -11,6 +11,7 @@ phase. Prints one line per test and "N passed, M failed"; exits 1 on any
 failure, 0 with a SKIP line when PyTorch or a CUDA device is missing.
 """
 
+import io
 import math
 import pathlib
 import sys
@@ -31,8 +32,9 @@ import _gpu_tests  # noqa: E402
 from kfuse.torch import optim as kopt  # noqa: E402
 
 from _optim_testing import (  # noqa: E402
-    OPTIM, STEPS, backward, batches, check_close, copy_grads, mlp,
-    phase_launches, rel_l2, run_against_float64, states_of, torch_peer, twin)
+    OPTIM, STEPS, NovoGradReference, backward, batches, check_close,
+    copy_grads, mlp, phase_launches, rel_l2, run_against_float64, states_of,
+    torch_peer, twin)
 
 TESTS = []
 
@@ -212,6 +214,254 @@ def fused_lamb_grad_scaler_skips_inf_steps():
     torch.cuda.synchronize()
     assert opt.state_dict()["param_groups"][0]["step"] == steps - 1
     return {"param_rel_l2": check_close("params", params, ref, 1e-5)}
+
+
+# -- FusedNovoGrad ------------------------------------------------------------
+
+# Tiny tensors, odd sizes, one chunk (16384 elements) and its neighbours, and
+# a tensor over three chunks: each its own norm, one plan.
+NOVOGRAD_SIZES = [(1,), (3,), (7, 5), (64,), (16384,), (16385,),
+                  (3 * 16384 + 17,), (300, 260)]
+
+
+def novograd_params(seed, dtypes=None):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    dtypes = dtypes or [torch.float32] * len(NOVOGRAD_SIZES)
+    return [torch.nn.Parameter((torch.randn(s, device="cuda", generator=gen)
+                                * 0.5).to(d))
+            for s, d in zip(NOVOGRAD_SIZES, dtypes)]
+
+
+def novograd_grads(params, gen, skip=()):
+    """Fresh grads, of a scale that differs between tensors; the params at
+    `skip` get none."""
+    for i, p in enumerate(params):
+        p.grad = None if i in skip else (
+            torch.randn(p.shape, device="cuda", generator=gen) *
+            (0.1 + i % 3)).to(p.dtype)
+
+
+def novograd_run(seed, steps=STEPS, groups=list, **hp):
+    """FusedNovoGrad against NovoGradReference on NOVOGRAD_SIZES, fed the
+    same random grads for `steps` steps; `groups` splits a param list into
+    param groups. Returns (params, twins, opt, reference)."""
+    params = novograd_params(seed)
+    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    opt = kopt.FusedNovoGrad(groups(params), **hp)
+    ref_opt = NovoGradReference(groups(ref), **hp)
+    gen = torch.Generator(device="cuda").manual_seed(seed + 1)
+    for _ in range(steps):
+        novograd_grads(params, gen)
+        for p, r in zip(params, ref):
+            r.grad = p.grad.double()
+        opt.step()
+        ref_opt.step()
+    torch.cuda.synchronize()
+    return params, ref, opt, ref_opt
+
+
+def novograd_split(params):
+    # Matrices and vectors, with their own lr and weight decay.
+    return [{"params": [p for p in params if p.dim() > 1]},
+            {"params": [p for p in params if p.dim() <= 1], "lr": 5e-3,
+             "weight_decay": 0.0}]
+
+
+def novograd_norms(opt):
+    """The float32 norms of every group, in group order (Apex's slot 1)."""
+    return [n for group in opt.param_groups
+            for n in group["exp_avg_sq"][1].tolist()]
+
+
+@test
+def fused_novograd_matches_float64_apex_semantics():
+    """FusedNovoGrad against Apex's algorithm in float64 over 100 steps on
+    tensors of 1 element to over three chunks, in each mode Apex has: L2
+    and max norms, regularization inside the moment, norms started at zero,
+    no grad averaging, no bias correction, weight decay, two param groups.
+    The per-tensor norms (group['exp_avg_sq'], Apex's layout) and the
+    moments match too; one plan a group, its two phases in one launch."""
+    cases = {
+        "default": (dict(), list),
+        "norm_type_0": (dict(norm_type=0), list),
+        "reg_inside_moment": (dict(reg_inside_moment=True,
+                                   weight_decay=0.01), list),
+        "init_zero": (dict(init_zero=True), list),
+        "no_grad_averaging": (dict(grad_averaging=False), list),
+        "no_bias_correction": (dict(bias_correction=False), list),
+        "weight_decay": (dict(weight_decay=0.01), list),
+        "two_groups": (dict(lr=1e-2, weight_decay=0.01), novograd_split),
+    }
+    errors = {}
+    for seed, (name, (hp, groups)) in enumerate(cases.items(), 400):
+        params, ref, opt, ref_opt = novograd_run(seed, groups=groups,
+                                                 lr=hp.pop("lr", 1e-3), **hp)
+        errors[name] = check_close(name, params, ref, 1e-5)
+        check_close(f"{name} exp_avg", states_of(opt, params, "exp_avg"),
+                    [ref_opt.exp_avg[r] for r in ref], 1e-5)
+        ours = novograd_norms(opt)
+        theirs = [n for group in ref_opt.groups for n in group["norms"]]
+        check_close(f"{name} exp_avg_sq", [torch.tensor(ours)],
+                    [torch.tensor(theirs)], 1e-5)
+        assert opt.launches_per_step == \
+            len(opt.param_groups) * phase_launches(2), opt.launches_per_step
+        packed = opt.state_dict()
+        for group in packed["param_groups"]:
+            assert group["step"] == STEPS, group["step"]
+            half, full = group["exp_avg_sq"]
+            assert half.numel() == 0 and full.numel() == len(group["params"])
+            assert full.dtype == torch.float32 and full.is_cuda
+        assert sorted(packed["state"][0]) == ["exp_avg"], \
+            sorted(packed["state"][0])
+    return errors
+
+
+@test
+def fused_novograd_state_dict_round_trip():
+    """50 steps, a state dict through torch.save onto the CPU, a fresh
+    FusedNovoGrad loading it (the norms moved back to the device, as
+    Apex's load_state_dict does), 50 more steps: the same params as 100
+    steps uninterrupted, and the plan writes the loaded norms."""
+    hp = dict(lr=1e-2, weight_decay=0.01, norm_type=2)
+    pa, pb = novograd_params(410), novograd_params(410)
+    opt_a = kopt.FusedNovoGrad(novograd_split(pa), **hp)
+    opt_b = kopt.FusedNovoGrad(novograd_split(pb), **hp)
+    gen = torch.Generator(device="cuda").manual_seed(411)
+    for step in range(STEPS):
+        if step == STEPS // 2:
+            buffer = io.BytesIO()
+            torch.save(opt_b.state_dict(), buffer)
+            buffer.seek(0)
+            saved = torch.load(buffer, map_location="cpu")
+            assert not saved["param_groups"][0]["exp_avg_sq"][1].is_cuda
+            opt_b = kopt.FusedNovoGrad(novograd_split(pb), lr=0.5)
+            opt_b.load_state_dict(saved)
+            loaded = [g["exp_avg_sq"][1] for g in opt_b.param_groups]
+            assert all(n.is_cuda for n in loaded)
+            assert opt_b.param_groups[0]["lr"] == 1e-2
+        novograd_grads(pa, gen)
+        for a, b in zip(pa, pb):
+            b.grad = a.grad.clone()
+        opt_a.step()
+        opt_b.step()
+    torch.cuda.synchronize()
+    # The norms the plan wrote are the loaded tensors, kept in the groups.
+    assert all(g["exp_avg_sq"][1] is n
+               for g, n in zip(opt_b.param_groups, loaded))
+    assert opt_b.state_dict()["param_groups"][0]["step"] == STEPS
+    exact = all(torch.equal(a, b) for a, b in zip(pa, pb))
+    error = check_close("params after reload", pb, pa, 1e-6)
+    check_close("norms after reload", [torch.tensor(novograd_norms(opt_b))],
+                [torch.tensor(novograd_norms(opt_a))], 1e-6)
+    return {"param_rel_l2": error, "bit_identical": exact}
+
+
+@test
+def fused_novograd_half_params_and_refusals():
+    """bfloat16 params' norms go to slot 0 (Apex's 16-bit slot), float32
+    ones to slot 1, in param order; the float32 params match the float64
+    reference as alone, the bfloat16 ones to bfloat16 precision. A group
+    mixing float16 and bfloat16 params, or whose params with grads no
+    longer match its norms, is refused by name."""
+    dtypes = [torch.bfloat16 if i % 2 else torch.float32
+              for i in range(len(NOVOGRAD_SIZES))]
+    params = novograd_params(420, dtypes)
+    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    opt = kopt.FusedNovoGrad(params, lr=1e-3, weight_decay=0.01)
+    ref_opt = NovoGradReference(ref, lr=1e-3, weight_decay=0.01)
+    gen = torch.Generator(device="cuda").manual_seed(421)
+    for _ in range(20):
+        novograd_grads(params, gen)
+        for p, r in zip(params, ref):
+            r.grad = p.grad.double()
+        opt.step()
+        ref_opt.step()
+        with torch.no_grad():
+            for p, r in zip(params, ref):
+                if p.dtype == torch.bfloat16:
+                    r.copy_(r.bfloat16().double())
+    torch.cuda.synchronize()
+    half, full = opt.param_groups[0]["exp_avg_sq"]
+    assert half.numel() == dtypes.count(torch.bfloat16), half.numel()
+    assert full.numel() == dtypes.count(torch.float32), full.numel()
+    f32 = [(p, r) for p, r in zip(params, ref) if p.dtype == torch.float32]
+    bf16 = [(p, r) for p, r in zip(params, ref) if p.dtype != torch.float32]
+    errors = {"float32": check_close("float32 params", *zip(*f32), 1e-5),
+              "bfloat16": check_close("bfloat16 params", *zip(*bf16), 1e-2)}
+    assert opt.launches_per_step == 2 * phase_launches(2)  # one plan a dtype
+
+    mixed = novograd_params(422, [torch.float16, torch.bfloat16] +
+                            [torch.float32] * (len(NOVOGRAD_SIZES) - 2))
+    novograd_grads(mixed, gen)
+    try:
+        kopt.FusedNovoGrad(mixed).step()
+        raise AssertionError("float16 and bfloat16 in one group ran")
+    except RuntimeError as error:
+        assert "mixes float16 and bfloat16" in str(error), error
+    # Apex keeps one norm per param that had a grad at the first step.
+    novograd_grads(params, gen, skip=(0,))
+    try:
+        opt.step()
+        raise AssertionError("a step with other params having grads ran")
+    except RuntimeError as error:
+        assert "norms" in str(error), error
+    return errors
+
+
+@test
+def fused_novograd_grad_scaler_and_max_grad_norm():
+    """Under a GradScaler, an inf on the first step skips it whole: the
+    norms stay zero and are started from the grads' norms at the next step,
+    as if that one were the first; group['step'] in state_dict counts the
+    steps taken. With max_grad_norm the grads are clipped by their global
+    norm first, as clip_grad_norm_ before Apex's step."""
+    params = novograd_params(430)
+    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    opt = kopt.FusedNovoGrad(params, lr=1e-3, weight_decay=0.01)
+    ref_opt = NovoGradReference(ref, lr=1e-3, weight_decay=0.01)
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 10)
+    gen = torch.Generator(device="cuda").manual_seed(431)
+    steps, inject_at = 30, (0, 12)
+    for i in range(steps):
+        novograd_grads(params, gen)
+        scaler.scale(torch.zeros((), device="cuda"))  # as a loss would
+        scale = scaler.get_scale()
+        for p in params:
+            p.grad.mul_(scale)
+        if i in inject_at:
+            params[-1].grad.view(-1)[5] = float("inf")
+            before = [p.detach().clone() for p in params]
+        else:
+            for p, r in zip(params, ref):
+                r.grad = p.grad.double() / scale
+            ref_opt.step()
+        scaler.step(opt)
+        scaler.update()
+        if i in inject_at:
+            torch.cuda.synchronize()
+            assert all(torch.equal(p, b) for p, b in zip(params, before)), \
+                f"step {i} with an inf grad changed a param"
+    torch.cuda.synchronize()
+    assert opt.state_dict()["param_groups"][0]["step"] == steps - 2
+    results = {"grad_scaler": check_close("grad scaler", params, ref, 1e-5)}
+
+    params = novograd_params(432)
+    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    opt = kopt.FusedNovoGrad(params, lr=1e-3, max_grad_norm=1.0)
+    ref_opt = NovoGradReference(ref, lr=1e-3)
+    clipped = 0
+    for _ in range(STEPS):
+        novograd_grads(params, gen)
+        for p, r in zip(params, ref):
+            r.grad = p.grad.double()
+        norm = torch.nn.utils.clip_grad_norm_(ref, 1.0)
+        clipped += int(norm > 1.0)
+        opt.step()
+        ref_opt.step()
+    torch.cuda.synchronize()
+    assert clipped > STEPS // 2, clipped
+    results["max_grad_norm"] = check_close("max_grad_norm", params, ref, 1e-5)
+    return results
 
 
 class LarsReference:

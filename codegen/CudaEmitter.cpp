@@ -217,6 +217,9 @@ struct KernelBody {
   /// The phase that also does the found-inf scan: it reads every grad and
   /// writes nothing, so it tests the grads it loads and sets the flag.
   bool scansGrads = false;
+  /// States at the tensor level (entry pointer, local name): those it reads
+  /// once per chunk, and the new values it stores once per tensor.
+  SmallVector<std::pair<unsigned, std::string>> stateInputs, entryStores;
 };
 
 class UpdateEmitter {
@@ -231,6 +234,12 @@ private:
   LogicalResult collectOps();
   LogicalResult collectReduce(ReduceOp reduce);
   LogicalResult planStores();
+  LogicalResult planTensorStateWrite(WriteOp write);
+  /// The expression of `value`, uniform over a tensor, computed in the
+  /// kernel's entry prologue from hypers, reductions and per-tensor states.
+  FailureOr<std::string> emitEntryValue(Value value, KernelBody &kernel,
+                                        DenseMap<Value, std::string> &done);
+  std::string readTensorState(BlockArgument arg, KernelBody &kernel);
   LogicalResult emitElementFunction(unsigned index, KernelBody &kernel,
                                     std::string &out);
   void emitGridStrideKernel(KernelBody &kernel, std::string &out);
@@ -265,6 +274,8 @@ private:
   DenseMap<Value, unsigned> reductionOf;
   SmallVector<ReduceOp> reduces;
   SmallVector<WriteOp> writes;
+  /// Per kernel, the writes of states at the tensor level it stores.
+  DenseMap<unsigned, SmallVector<WriteOp>> tensorStateWrites;
   /// Function arguments the producing kernel of a result stores it to.
   DenseMap<Value, SmallVector<BlockArgument, 1>> directTargets;
   /// Results kept in a temporary, with its index.
@@ -332,6 +343,8 @@ LogicalResult UpdateEmitter::collectArgs() {
       info.dtype = *dtype;
       unsigned size = dtypeSize(*dtype);
       minElementSize = std::min(minElementSize.value_or(size), size);
+    } else if (isPerTensorArg(update, index)) {
+      info.perTensor = true; // one f32 per tensor
     } else if (*role != Role::hyper || !arg.getType().isF32()) {
       return update.emitOpError()
              << "argument #" << index << " '" << name << "' of type "
@@ -394,6 +407,12 @@ LogicalResult UpdateEmitter::collectOps() {
         return failure();
       continue;
     }
+    // Uniform math that a state at the tensor level stores: emitted in the
+    // kernel that stores it.
+    if (op.getNumRegions() == 0 && op.getNumResults() == 1 &&
+        op.getResult(0).getType().isIntOrFloat() &&
+        isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+      continue;
     return op.emitOpError()
            << "outside kfuse.fused cannot be emitted as CUDA; only "
            << "kfuse.fused, kfuse.write and scalar constants may remain at "
@@ -444,6 +463,11 @@ LogicalResult UpdateEmitter::planStores() {
   DenseSet<Value> writtenArgs;
   for (WriteOp write : writes) {
     Value value = write.getValue();
+    if (plan.args[getWriteTarget(write).getArgNumber()].perTensor) {
+      if (failed(planTensorStateWrite(write)))
+        return failure();
+      continue;
+    }
     auto producer = value.getDefiningOp<FusedOp>();
     if (!producer)
       return write.emitOpError()
@@ -485,6 +509,133 @@ LogicalResult UpdateEmitter::planStores() {
       plan.temporaries.push_back(*dtype);
     }
   return success();
+}
+
+LogicalResult UpdateEmitter::planTensorStateWrite(WriteOp write) {
+  BlockArgument target = getWriteTarget(write);
+  std::string name = getArgName(update, target.getArgNumber());
+  if (!plan.multiTensor)
+    return write.emitOpError()
+           << "writes '" << name
+           << "', a state at the tensor level, which only a multi-tensor "
+              "plan binds";
+  // The kernel after those whose reductions the value reads, and no
+  // earlier than any that reads the state.
+  unsigned kernel = 0;
+  SmallVector<Value> worklist{write.getValue()};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second || isa<BlockArgument>(value))
+      continue;
+    Operation *def = value.getDefiningOp();
+    if (auto reduce = dyn_cast<ReduceOp>(def)) {
+      kernel = std::max(kernel,
+                        kernelOf.lookup(reduce.getInput().getDefiningOp()) + 1);
+      continue;
+    }
+    if (isa<FusedOp>(def))
+      return write.emitOpError() << "writes '" << name
+                                 << "', a state at the tensor level, with a "
+                                    "value that varies per element";
+    llvm::append_range(worklist, def->getOperands());
+  }
+  for (auto [index, fused] : llvm::enumerate(fusedOps))
+    if (llvm::is_contained(fused.getInputs(), Value(target)))
+      kernel = std::max<unsigned>(kernel, index);
+  if (kernel >= fusedOps.size())
+    return write.emitOpError()
+           << "writes '" << name
+           << "', a state at the tensor level, with a reduction's result that "
+              "no later kernel reads; the new value is stored by a kernel "
+              "after the reduction";
+  if (reduces.empty())
+    return write.emitOpError()
+           << "writes '" << name
+           << "', a state at the tensor level, in an update without "
+              "reductions; the block that stores it is counted with theirs";
+  tensorStateWrites[kernel].push_back(write);
+  return success();
+}
+
+std::string UpdateEmitter::readTensorState(BlockArgument arg,
+                                           KernelBody &kernel) {
+  unsigned pointer =
+      llvm::find(plan.tensorArgs, arg.getArgNumber()) - plan.tensorArgs.begin();
+  for (auto &[index, name] : kernel.stateInputs)
+    if (index == pointer)
+      return name;
+  std::string name = kernel.names.unique(getArgName(update, arg.getArgNumber()),
+                                         /*fromUser=*/true);
+  kernel.stateInputs.push_back({pointer, name});
+  return name;
+}
+
+FailureOr<std::string>
+UpdateEmitter::emitEntryValue(Value value, KernelBody &kernel,
+                              DenseMap<Value, std::string> &done) {
+  if (auto it = done.find(value); it != done.end())
+    return it->second;
+  std::string expr;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    unsigned index = arg.getArgNumber();
+    if (plan.args[index].perTensor) {
+      expr = readTensorState(arg, kernel);
+    } else if (auto loaded = llvm::find_if(
+                   kernel.slots,
+                   [&](const Slot &slot) {
+                     return slot.param.kind == KernelParam::Kind::Scalar &&
+                            slot.param.index == index;
+                   });
+               loaded != kernel.slots.end()) {
+      expr = loaded->name;
+    } else {
+      // A hyper, loaded as double at the kernel's start.
+      expr = kernel.names.unique(getArgName(update, index), /*fromUser=*/true);
+      Slot slot;
+      slot.param.kind = KernelParam::Kind::Scalar;
+      slot.param.index = index;
+      slot.param.read = true;
+      slot.elementType = arg.getType();
+      slot.name = expr;
+      kernel.slots.push_back(std::move(slot));
+    }
+  } else if (auto reduce = value.getDefiningOp<ReduceOp>()) {
+    unsigned index = reductionOf.lookup(reduce.getResult());
+    auto &inputs = reduce.getList() ? kernel.listInputs : kernel.reducedInputs;
+    auto loaded = llvm::find_if(
+        inputs, [&](const auto &input) { return input.first == index; });
+    if (loaded != inputs.end()) {
+      expr = loaded->second;
+    } else {
+      expr = kernel.names.unique(fmt::format("total{}", index));
+      inputs.push_back({index, expr});
+    }
+  } else {
+    Operation *op = value.getDefiningOp();
+    SmallVector<std::string> operands;
+    for (Value operand : op->getOperands()) {
+      FailureOr<std::string> operandExpr =
+          emitEntryValue(operand, kernel, done);
+      if (failed(operandExpr))
+        return failure();
+      operands.push_back(*operandExpr);
+    }
+    FailureOr<std::string> opExpr =
+        emitOpExpression(op, operands, /*uniform=*/true);
+    if (failed(opExpr))
+      return failure();
+    if (isa<arith::ConstantOp>(op)) {
+      expr = *opExpr;
+    } else {
+      expr = kernel.names.unique(fmt::format("s{}", done.size()));
+      kernel.entryPrologue +=
+          fmt::format("  const {} {} = {};\n", getUniformType(value.getType()),
+                      expr, *opExpr);
+    }
+  }
+  done[value] = expr;
+  return expr;
 }
 
 std::string UpdateEmitter::getVectorType(DType dtype, unsigned alignment) {
@@ -592,6 +743,11 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       if (isa<RankedTensorType>(arg.getType())) {
         getSlot(arg, KernelParam::Kind::Tensor).param.read = true;
         elementInputs.push_back({element, slotOf.lookup(arg)});
+      } else if (plan.args[arg.getArgNumber()].perTensor) {
+        // Uniform over the chunk's tensor, read once per chunk.
+        uniformNames[element] = readTensorState(arg, kernel);
+        entryValues.insert(element);
+        hostEvaluable = false;
       } else {
         Slot &slot = getSlot(arg, KernelParam::Kind::Scalar);
         slot.param.read = true;
@@ -748,6 +904,20 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
             fmt::format("  kfuse_nonfinite |= !kfuse_finite_{}({});\n",
                         dtypeName(slot.param.dtype), slot.in);
 
+  // States at the tensor level this kernel stores: each chunk computes the
+  // new value from its tensor's totals, the last one to finish stores it.
+  DenseMap<Value, std::string> entryDone;
+  for (WriteOp write : tensorStateWrites.lookup(index)) {
+    FailureOr<std::string> value =
+        emitEntryValue(write.getValue(), kernel, entryDone);
+    if (failed(value))
+      return failure();
+    unsigned pointer =
+        llvm::find(plan.tensorArgs, getWriteTarget(write).getArgNumber()) -
+        plan.tensorArgs.begin();
+    kernel.entryStores.push_back({pointer, *value});
+  }
+
   // The uniform struct and the element function.
   KernelInfo &info = kernel.info;
   info.name = kernelName;
@@ -758,6 +928,14 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   info.numBodyOps = fused.getNumBodyOps();
   for (const Slot &slot : slots)
     info.params.push_back(slot.param);
+  for (auto [pointer, name] : kernel.stateInputs)
+    info.params.push_back({KernelParam::Kind::TensorValue,
+                           plan.tensorArgs[pointer], DType::f32,
+                           /*read=*/true, /*written=*/false});
+  for (auto [pointer, name] : kernel.entryStores)
+    info.params.push_back({KernelParam::Kind::TensorValue,
+                           plan.tensorArgs[pointer], DType::f32,
+                           /*read=*/false, /*written=*/true});
 
   for (Value field : uniformFields)
     if (!field.getType().isF32() || !hostValue.count(field))
@@ -1087,7 +1265,9 @@ LogicalResult UpdateEmitter::checkMultiTensor() {
     unsigned index = arg.getArgNumber();
     auto tensor = dyn_cast<RankedTensorType>(arg.getType());
     if (!tensor) {
-      if (getArgName(update, index) == "step")
+      if (plan.args[index].perTensor)
+        plan.tensorArgs.push_back(index); // an entry pointer to its value
+      else if (getArgName(update, index) == "step")
         plan.stepArg = index;
       continue;
     }
@@ -1174,7 +1354,8 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
                     getReducedInput(index, /*list=*/true, plan.numReductions));
   if (!kernel.prologue.empty())
     out += "  // Uniform values, once per thread.\n" + kernel.prologue;
-  bool perEntry = !kernel.reducedInputs.empty();
+  bool perEntry = !kernel.reducedInputs.empty() ||
+                  !kernel.stateInputs.empty() || !kernel.entryPrologue.empty();
   if (!perEntry)
     out += kernel.uniformInit;
 
@@ -1202,6 +1383,10 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
       out += fmt::format(
           "    const float {} = {};\n", name,
           getReducedInput(index, /*list=*/false, plan.numReductions));
+    for (auto [pointer, name] : kernel.stateInputs)
+      out += fmt::format("    const float {} = __ldcg(reinterpret_cast<const "
+                         "float *>(entry->pointers[{}]));\n",
+                         name, pointer);
     for (StringRef line :
          llvm::split(StringRef(kernel.entryPrologue).rtrim('\n'), '\n'))
       if (!line.empty())
@@ -1256,8 +1441,9 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
   } else {
     out += scalarLoop("chunk.begin", "    ");
   }
-  if (!kernel.reductions.empty())
-    out += emitChunkReductions(kernel.reductions, plan.numReductions);
+  if (!kernel.reductions.empty() || !kernel.entryStores.empty())
+    out += emitChunkReductions(kernel.reductions, plan.numReductions,
+                               kernel.entryStores);
   out += "  }\n";
   if (kernel.scansGrads)
     out +=
@@ -1287,6 +1473,8 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
 
 bool UpdateEmitter::phaseCanScanGrads(unsigned index) {
   FusedOp fused = fusedOps[index];
+  if (tensorStateWrites.count(index))
+    return false;
   if (llvm::any_of(writes, [&](WriteOp write) {
         Operation *def = write.getValue().getDefiningOp();
         return def && kernelOf.lookup(def) == index && isa<FusedOp>(def);

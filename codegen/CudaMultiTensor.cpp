@@ -172,7 +172,8 @@ static std::string emitFinish(llvm::ArrayRef<const ChunkReduction *> reductions,
                               unsigned numReductions, llvm::StringRef flag,
                               llvm::StringRef counter, llvm::StringRef expected,
                               llvm::StringRef first, llvm::StringRef end,
-                              llvm::function_ref<std::string(unsigned)> total) {
+                              llvm::function_ref<std::string(unsigned)> total,
+                              llvm::StringRef stores = "") {
   std::string out = fmt::format("    __shared__ bool {0};\n"
                                 "    if (threadIdx.x == 0) {{\n"
                                 "      __threadfence();\n"
@@ -201,6 +202,7 @@ static std::string emitFinish(llvm::ArrayRef<const ChunkReduction *> reductions,
         reduction->kind == ReduceKind::mean
             ? "(float)((double)kfuse_value / (double)entry->numel)"
             : "kfuse_value");
+  out += stores;
   out += fmt::format("      if (threadIdx.x == 0)\n"
                      "        {} = 0;\n"
                      "    }}\n",
@@ -218,8 +220,9 @@ std::string getReducedInput(unsigned index, bool list, unsigned numReductions) {
   return fmt::format("__ldcg(&{})", getTotal(index, list, numReductions));
 }
 
-std::string emitChunkReductions(llvm::ArrayRef<ChunkReduction> reductions,
-                                unsigned numReductions) {
+std::string emitChunkReductions(
+    llvm::ArrayRef<ChunkReduction> reductions, unsigned numReductions,
+    llvm::ArrayRef<std::pair<unsigned, std::string>> entryStores) {
   std::string out = "    // One partial per chunk and reduction. The last "
                     "block to finish a\n"
                     "    // tensor's chunks (or all chunks, for the list) "
@@ -235,7 +238,13 @@ std::string emitChunkReductions(llvm::ArrayRef<ChunkReduction> reductions,
         getReduceIdentity(reduction.kind), numReductions, reduction.index);
     (reduction.list ? perList : perTensor).push_back(&reduction);
   }
-  if (!perTensor.empty()) {
+  std::string stores;
+  for (auto [pointer, value] : entryStores)
+    stores += fmt::format("      if (threadIdx.x == 0)\n"
+                          "        *reinterpret_cast<float *>(entry->pointers["
+                          "{}]) = (float){};\n",
+                          pointer, value);
+  if (!perTensor.empty() || !stores.empty()) {
     out += "    const kfuse_chunk kfuse_first = chunks[entry->first_chunk];\n"
            "    const long long kfuse_entry_end =\n"
            "        entry->first_chunk +\n"
@@ -245,9 +254,11 @@ std::string emitChunkReductions(llvm::ArrayRef<ChunkReduction> reductions,
     out += emitFinish(
         perTensor, numReductions, "kfuse_last_of_tensor",
         "arrivals[chunk.entry + 1]", "kfuse_entry_end - entry->first_chunk - 1",
-        "entry->first_chunk", "kfuse_entry_end", [&](unsigned index) {
+        "entry->first_chunk", "kfuse_entry_end",
+        [&](unsigned index) {
           return getTotal(index, /*list=*/false, numReductions);
-        });
+        },
+        stores);
   }
   if (!perList.empty())
     out +=

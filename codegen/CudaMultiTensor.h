@@ -67,9 +67,12 @@ const char *getReduceIdentity(ReduceKind kind);
 
 /// The end of one chunk of a phase kernel that accumulates `reductions`: the
 /// block combine of each accumulator into its partial, and in the last block
-/// to finish an entry's chunks, the combine of its partials into totals.
-std::string emitChunkReductions(llvm::ArrayRef<ChunkReduction> reductions,
-                                unsigned numReductions);
+/// to finish an entry's chunks, the combine of its partials into totals and
+/// the stores of `entryStores` (entry pointer, value): the new values of
+/// states at the tensor level, which every chunk has read by then.
+std::string emitChunkReductions(
+    llvm::ArrayRef<ChunkReduction> reductions, unsigned numReductions,
+    llvm::ArrayRef<std::pair<unsigned, std::string>> entryStores = {});
 
 /// One tensor a found-inf scan reads.
 struct ScanTensor {

@@ -165,7 +165,9 @@ unsigned KernelPlan::bytesPerElement() const {
   unsigned bytes = 0;
   for (const KernelInfo &kernel : kernels)
     for (const KernelParam &param : kernel.params) {
-      if (param.kind == KernelParam::Kind::Scalar)
+      // A value per tensor, not per element.
+      if (param.kind == KernelParam::Kind::Scalar ||
+          param.kind == KernelParam::Kind::TensorValue)
         continue;
       bytes += (param.read + param.written) * dtypeSize(param.dtype);
     }

@@ -34,14 +34,19 @@ struct ArgInfo {
   ArgRole role;
   DType dtype = DType::f32; // storage dtype of a tensor; f32 for scalars
   std::optional<double> defaultValue;
+  /// A state at the tensor level (kfuse.level): one f32 per tensor, which a
+  /// multi-tensor plan binds as a one-element tensor per group.
+  bool perTensor = false;
 };
 
 /// One parameter of a generated kernel, in signature order.
 struct KernelParam {
   enum class Kind {
-    Tensor,    // a pointer to the update argument `index`
-    Scalar,    // the float value of the update argument `index`
-    Temporary, // a pointer to intermediate buffer `index` (unfused plans)
+    Tensor,      // a pointer to the update argument `index`
+    Scalar,      // the float value of the update argument `index`
+    Temporary,   // a pointer to intermediate buffer `index` (unfused plans)
+    TensorValue, // the one f32 of per-tensor state `index`, at its entry
+                 // pointer of a multi-tensor table
   };
   Kind kind;
   unsigned index = 0;
@@ -87,6 +92,10 @@ struct KernelParam {
 //   the list, combines them in chunk order into totals and resets the
 //   counter. Later phases read the totals. Only the last update kernel
 //   advances the step.
+// - A state at the tensor level (ArgInfo::perTensor) has an entry pointer
+//   to its one f32. The kernel that writes it reads the old value with each
+//   chunk, and the last block to finish the entry's chunks (counted in
+//   arrivals[entry + 1], which it resets) stores the new one.
 // - With kfuse.grid_barrier, the phases are one kernel instead
 //   (KernelInfo::phases > 1), launched cooperatively (every block resident)
 //   with one more parameter, unsigned int *barrier: two counters that the

@@ -148,12 +148,22 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
     return success();
   });
 
-  // Per-tensor reductions run over the multi-tensor table: it is what
-  // gives each chunk its tensor (a table of one for one tensor).
+  // Per-tensor reductions and states run over the multi-tensor table: it
+  // is what gives each chunk its tensor (a table of one for one tensor).
+  auto hasPerTensorState = [&] {
+    func::FuncOp update = findUpdate(module);
+    if (!update)
+      return false;
+    for (unsigned i = 0, e = update.getNumArguments(); i < e; ++i)
+      if (isPerTensorArg(update, i))
+        return true;
+    return false;
+  };
   bool multiTensor =
       options.multiTensor || options.clipGradNorm ||
       module.walk([](ReduceOp) { return WalkResult::interrupt(); })
-          .wasInterrupted();
+          .wasInterrupted() ||
+      hasPerTensorState();
   if (options.gradScaling && !multiTensor)
     return llvm::createStringError(
         "grad scaling needs a multi-tensor plan: the found-inf flag is part "
@@ -214,6 +224,7 @@ std::vector<ArgInfo> describeUpdate(func::FuncOp update) {
     info.name = getArgName(update, i);
     info.role = static_cast<ArgRole>(*getArgRole(update, i));
     info.defaultValue = getArgDefault(update, i);
+    info.perTensor = isPerTensorArg(update, i);
     Type element = getElementTypeOrSelf(update.getArgumentTypes()[i]);
     info.dtype = element.isBF16()  ? DType::bf16
                  : element.isF16() ? DType::f16

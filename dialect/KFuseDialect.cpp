@@ -52,6 +52,15 @@ static bool isNormTensor(Type type) {
 static LogicalResult verifyArgType(func::FuncOp func, unsigned index,
                                    Role role) {
   Type type = func.getArgumentTypes()[index];
+  if (isPerTensorArg(func, index)) {
+    if (!isUpdate(func) || role != Role::state || !type.isF32())
+      return func.emitOpError()
+             << "argument #" << index
+             << " at the tensor level must be an f32 'state' of an update, "
+                "got role '"
+             << stringifyRole(role) << "' and type " << type;
+    return success();
+  }
   if (role == Role::hyper) {
     if (!isa<FloatType>(type))
       return func.emitOpError()
@@ -100,6 +109,14 @@ LogicalResult KFuseDialect::verifyRegionArgAttribute(Operation *op,
              << "argument #" << argIndex << " '" << name
              << "' must be a #kfuse.role attribute, got " << attr.getValue();
     return verifyArgType(func, argIndex, role.getValue());
+  }
+  if (name == kLevelAttrName) {
+    if (!isa<LevelAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "argument #" << argIndex << " '" << name
+             << "' must be a #kfuse.level attribute, got " << attr.getValue();
+    std::optional<Role> role = getArgRole(func, argIndex);
+    return role ? verifyArgType(func, argIndex, *role) : success();
   }
   if (name == kNameAttrName) {
     auto str = dyn_cast<StringAttr>(attr.getValue());
@@ -203,6 +220,8 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
     if (*role == Role::hyper)
       continue;
     hasParam |= *role == Role::param;
+    if (isPerTensorArg(func, i))
+      continue; // a scalar in both forms
     if (isa<FloatType>(func.getArgumentTypes()[i])) {
       if (!scalarArg)
         scalarArg = i;

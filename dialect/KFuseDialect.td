@@ -82,6 +82,7 @@ def KFuse_Dialect : Dialect {
     static constexpr llvm::StringLiteral kRoleAttrName = "kfuse.role";
     static constexpr llvm::StringLiteral kNameAttrName = "kfuse.name";
     static constexpr llvm::StringLiteral kDefaultAttrName = "kfuse.default";
+    static constexpr llvm::StringLiteral kLevelAttrName = "kfuse.level";
     static constexpr llvm::StringLiteral kVectorWidthAttrName = "kfuse.vector_width";
     static constexpr llvm::StringLiteral kIndexBitsAttrName = "kfuse.index_bits";
     static constexpr llvm::StringLiteral kAlignmentAttrName = "kfuse.alignment";
@@ -117,6 +118,29 @@ def KFuse_RoleAttr : EnumAttr<KFuse_Dialect, KFuse_Role, "role"> {
 
     ```mlir
     %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>}
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def KFuse_Level : I32EnumAttr<"Level", "level a state lives at", [
+    I32EnumAttrCase<"tensor", 0>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::kfuse";
+}
+
+def KFuse_LevelAttr : EnumAttr<KFuse_Dialect, KFuse_Level, "level"> {
+  let summary = "level of a state argument that is not per element";
+  let description = [{
+    A `state` argument marked `kfuse.level = #kfuse.level<tensor>` holds one
+    f32 per tensor instead of one per element: NovoGrad's running norm of
+    the grad. It is an f32 scalar in both forms of an update, read as the
+    tensor's value and written with a scalar `kfuse.write` of a value that
+    is uniform over the tensor (math on hypers, reductions over the tensor
+    and such states). A multi-tensor plan binds one f32 per tensor group.
+
+    ```mlir
+    %v: f32 {kfuse.role = #kfuse.role<state>, kfuse.level = #kfuse.level<tensor>}
     ```
   }];
   let assemblyFormat = "`<` $value `>`";

@@ -20,7 +20,7 @@ bool isElementForm(func::FuncOp func) {
     return false;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     std::optional<Role> role = getArgRole(func, i);
-    if (role && *role != Role::hyper &&
+    if (role && *role != Role::hyper && !isPerTensorArg(func, i) &&
         isa<FloatType>(func.getArgumentTypes()[i]))
       return true;
   }
@@ -36,6 +36,12 @@ std::optional<Role> getArgRole(func::FuncOp func, unsigned index) {
           func.getArgAttrOfType<RoleAttr>(index, KFuseDialect::kRoleAttrName))
     return role.getValue();
   return std::nullopt;
+}
+
+bool isPerTensorArg(func::FuncOp func, unsigned index) {
+  auto level =
+      func.getArgAttrOfType<LevelAttr>(index, KFuseDialect::kLevelAttrName);
+  return level && level.getValue() == Level::tensor;
 }
 
 std::string getArgName(func::FuncOp func, unsigned index) {

@@ -30,6 +30,10 @@ bool isElementForm(mlir::func::FuncOp func);
 /// The role of argument `index`, if it has one.
 std::optional<Role> getArgRole(mlir::func::FuncOp func, unsigned index);
 
+/// Whether argument `index` is a state at the tensor level (`kfuse.level =
+/// #kfuse.level<tensor>`): one f32 per tensor, a scalar in both forms.
+bool isPerTensorArg(mlir::func::FuncOp func, unsigned index);
+
 /// The user-facing name of argument `index`: `kfuse.name` or "arg<index>".
 std::string getArgName(mlir::func::FuncOp func, unsigned index);
 

@@ -214,8 +214,12 @@ FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
     FailureOr<std::vector<double>> initial = draw(i, distribution);
     if (failed(initial))
       return failure();
-    for (Subject &subject : subjects)
-      subject.values.tensors[i] = *initial;
+    for (Subject &subject : subjects) {
+      if (isPerTensorArg(reference, i))
+        subject.values.scalars[i] = initial->empty() ? 0.0 : initial->front();
+      else
+        subject.values.tensors[i] = *initial;
+    }
   }
 
   for (int step = 1; step <= options.steps; ++step) {
@@ -264,9 +268,14 @@ FailureOr<CheckReport> runCheck(func::FuncOp reference, func::FuncOp unfused,
     const UpdateValues &values = subjects[index + 1].values;
     for (unsigned i : comparedArgs) {
       int64_t worstIndex;
-      double error =
-          computeTensorError(values.tensors[i], expected.tensors[i],
-                             options.errorFloor, &worstIndex, getAmbiguous(i));
+      // A state at the tensor level compares as a tensor of one.
+      bool perTensor = isPerTensorArg(reference, i);
+      double error = computeTensorError(
+          perTensor ? std::vector<double>{values.scalars[i]}
+                    : values.tensors[i],
+          perTensor ? std::vector<double>{expected.scalars[i]}
+                    : expected.tensors[i],
+          options.errorFloor, &worstIndex, getAmbiguous(i));
       *candidate.error = std::max(*candidate.error, error);
       if (error > worst) {
         worst = error;

@@ -99,6 +99,7 @@ private:
   std::optional<size_t> numElements;
   DenseMap<Value, RuntimeValue> env;
   std::map<unsigned, std::vector<double>> pendingWrites;
+  std::map<unsigned, double> pendingScalarWrites;
   std::map<unsigned, std::vector<uint8_t>> pendingAmbiguous;
   /// The arguments some kfuse.write targets.
   llvm::DenseSet<unsigned> writtenArgs;
@@ -450,8 +451,16 @@ LogicalResult UpdateInterpreter::executeWrite(WriteOp op) {
   FailureOr<const RuntimeValue *> value = lookup(op.getValue(), op);
   if (failed(value))
     return failure();
-  if (!(*value)->isTensor)
-    return op.emitOpError() << "writes a scalar";
+  if (!(*value)->isTensor) {
+    // A state at the tensor level: one value.
+    if (!isPerTensorArg(update, index))
+      return op.emitOpError() << "writes a scalar";
+    if (!pendingScalarWrites.emplace(index, (*value)->scalar).second)
+      return op.emitOpError()
+             << "writes argument #" << index << " '"
+             << getArgName(update, index) << "' a second time in one step";
+    return success();
+  }
   if (!pendingWrites.emplace(index, (*value)->elements).second)
     return op.emitOpError()
            << "writes argument #" << index << " '" << getArgName(update, index)
@@ -502,6 +511,8 @@ LogicalResult UpdateInterpreter::run(UpdateValues &values) {
   }
   for (auto &[index, elements] : pendingWrites)
     values.tensors[index] = std::move(elements);
+  for (auto [index, scalar] : pendingScalarWrites)
+    values.scalars[index] = scalar;
   if (decisionSlack > 0) {
     values.ambiguous.resize(values.tensors.size());
     for (auto &[index, ambiguous] : pendingAmbiguous)

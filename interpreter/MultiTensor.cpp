@@ -29,13 +29,24 @@ FailureOr<bool> interpretMultiTensor(func::FuncOp update,
 
   // Run every group on a copy so that a failure leaves all of them intact.
   std::vector<UpdateValues> results = groups;
+  // Hypers are the plan's; states at the tensor level each group's own.
+  auto perTensor = [&](unsigned i) { return isPerTensorArg(update, i); };
   for (UpdateValues &group : results) {
-    group.scalars.assign(hypers.begin(), hypers.end());
+    std::vector<double> scalars(hypers.begin(), hypers.end());
+    for (unsigned i = 0; i < numArgs; ++i)
+      if (perTensor(i) && i < group.scalars.size())
+        scalars[i] = group.scalars[i];
+    group.scalars = std::move(scalars);
     if (failed(interpretUpdate(update, group, precision)))
       return failure();
   }
-  for (auto [group, result] : llvm::zip(groups, results))
+  for (auto [group, result] : llvm::zip(groups, results)) {
     group.tensors = std::move(result.tensors);
+    group.scalars.resize(numArgs);
+    for (unsigned i = 0; i < numArgs; ++i)
+      if (perTensor(i))
+        group.scalars[i] = result.scalars[i];
+  }
   return false;
 }
 

@@ -228,7 +228,8 @@ struct FuseElementwisePass
     for (WriteOp write : writes) {
       Value value = write.getValue();
       Operation *def = value.getDefiningOp();
-      if (def && isFusable(def))
+      // A state at the tensor level takes its scalar as it is.
+      if ((def && isFusable(def)) || !isa<RankedTensorType>(value.getType()))
         continue;
       // The identity in whatever element type: a convert to the same type
       // folds away once inside the region.

@@ -32,6 +32,8 @@ struct HorizontalPass : public kfuse::impl::HorizontalPassBase<HorizontalPass> {
       if (getArgRole(func, i) == Role::hyper)
         continue;
       ++tensors;
+      if (isPerTensorArg(func, i))
+        continue; // an entry pointer to one float
       auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
       if (type.hasStaticShape()) {
         func.emitError() << "argument #" << i << " has the static shape "

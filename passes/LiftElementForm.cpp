@@ -6,7 +6,8 @@
 // per element when it is a tensor argument or an op reads one, and an op
 // that reads one gets tensor results and broadcasts of its scalar operands.
 // A kfuse.reduce reads its operand as a tensor (broadcast if it does not
-// vary) and yields one scalar for the tensor.
+// vary) and yields one scalar for the tensor. A state at the tensor level
+// stays a scalar: it is uniform, as a reduction's result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,8 +43,9 @@ static LogicalResult liftElementForm(func::FuncOp func) {
   SmallVector<Type> inputs(func.getArgumentTypes());
   for (BlockArgument arg : body.getArguments()) {
     std::optional<Role> role = getArgRole(func, arg.getArgNumber());
-    if (!role || *role == Role::hyper)
-      continue;
+    if (!role || *role == Role::hyper ||
+        isPerTensorArg(func, arg.getArgNumber()))
+      continue; // uniform over the tensor
     RankedTensorType type = elementsOf(arg.getType());
     arg.setType(type);
     inputs[arg.getArgNumber()] = type;
@@ -59,6 +61,14 @@ static LogicalResult liftElementForm(func::FuncOp func) {
     // A write yields nothing, and a reduction over the element's tensor one
     // scalar for the whole tensor: neither result varies.
     bool uniformResult = isa<WriteOp, ReduceOp>(op);
+    if (auto write = dyn_cast<WriteOp>(op);
+        write && varying.contains(write.getValue()) &&
+        !varying.contains(write.getTarget()))
+      return write.emitOpError()
+             << "writes a value that varies per element to '"
+             << getArgName(func, getWriteTarget(write).getArgNumber())
+             << "', a state at the tensor level; reduce it over the tensor "
+                "first";
     if (!isa<ReduceOp>(op) && llvm::none_of(op.getOperands(), [&](Value value) {
           return varying.contains(value);
         }))

@@ -74,6 +74,10 @@ private:
   /// it, built before `user` where it is new.
   FailureOr<Value> materialize(Value value, unsigned phase, Operation *user);
   LogicalResult checkWrites();
+  /// The latest phase whose math or writes read the results of `user`
+  /// (its own phase, unless it is scalar math, which runs where it is used).
+  unsigned usePhase(Operation *user) const;
+  LogicalResult checkPerTensorStates();
   void orderByPhase();
 
   func::FuncOp func;
@@ -85,7 +89,7 @@ private:
   /// Reductions accumulated in a later phase than their input's: where that
   /// phase reads the input's arguments anyway, the earlier one need not.
   DenseMap<Operation *, unsigned> deferredTo;
-  mutable DenseMap<Value, unsigned> neededPhases;
+  mutable DenseMap<Value, unsigned> neededPhases, latestUsePhases;
   unsigned numPhases = 1;
 };
 
@@ -164,6 +168,58 @@ LogicalResult PhaseScheduler::checkWrites() {
           << readPhase
           << " reads its previous value; compute the new value after the "
              "reduction, or read the new value instead";
+      diag.attachNote(reader->getLoc()) << "read here";
+      return failure();
+    }
+  }
+  return success();
+}
+
+unsigned PhaseScheduler::usePhase(Operation *user) const {
+  // Scalar math and broadcasts of scalars run wherever they are used.
+  bool scalarMath = user->getNumResults() != 0 &&
+                    llvm::all_of(user->getResults(), [](Value result) {
+                      return !isa<RankedTensorType>(result.getType()) ||
+                             isUniformTensor(result);
+                    });
+  if (!scalarMath)
+    return phaseOf.lookup(user);
+  unsigned latest = 0;
+  for (Value result : user->getResults()) {
+    auto known = latestUsePhases.find(result);
+    if (known == latestUsePhases.end()) {
+      unsigned phase = 0;
+      for (Operation *next : result.getUsers())
+        phase = std::max(phase, usePhase(next));
+      known = latestUsePhases.try_emplace(result, phase).first;
+    }
+    latest = std::max(latest, known->second);
+  }
+  return latest;
+}
+
+LogicalResult PhaseScheduler::checkPerTensorStates() {
+  // The last block to finish a tensor's chunks in the write's phase stores
+  // the new value: no later phase can read the previous one.
+  for (auto [value, write] : writeOf) {
+    BlockArgument target = getWriteTarget(write);
+    if (!isPerTensorArg(func, target.getArgNumber()))
+      continue;
+    unsigned writePhase = phaseOfValue(value);
+    for (OpOperand &use : target.getUses()) {
+      Operation *reader = use.getOwner();
+      if (reader == write)
+        continue;
+      unsigned readPhase = usePhase(reader);
+      if (readPhase <= writePhase)
+        continue;
+      InFlightDiagnostic diag =
+          write.emitOpError()
+          << "writes '" << getArgName(func, target.getArgNumber())
+          << "', a state at the tensor level, in reduction phase " << writePhase
+          << ", but phase " << readPhase
+          << " reads its previous value; a state at the tensor level is "
+             "read no later than the phase that writes it";
       diag.attachNote(reader->getLoc()) << "read here";
       return failure();
     }
@@ -324,7 +380,7 @@ LogicalResult PhaseScheduler::run() {
       operand.set(*available);
     }
   }
-  if (failed(checkWrites()))
+  if (failed(checkPerTensorStates()) || failed(checkWrites()))
     return failure();
 
   // Math that only a later phase used is now dead in its own.

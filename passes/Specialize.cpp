@@ -133,7 +133,10 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
     unsigned minSize = 16, maxSize = 1;
     for (BlockArgument arg : entry.getArguments()) {
       std::optional<Role> role = getArgRole(func, arg.getArgNumber());
-      if (!role || *role == Role::hyper)
+      // States at the tensor level are one f32 per tensor, whatever the
+      // state dtype of the element states.
+      if (!role || *role == Role::hyper ||
+          isPerTensorArg(func, arg.getArgNumber()))
         continue;
       auto type = cast<RankedTensorType>(arg.getType());
       if (numel >= 0 && type.hasStaticShape() && type.getDimSize(0) != numel)

@@ -162,6 +162,7 @@ static kfuse_status describeArg(llvm::ArrayRef<ArgInfo> args, size_t index,
   out->role = static_cast<int32_t>(info.role);
   out->has_default = info.defaultValue.has_value();
   out->default_value = info.defaultValue.value_or(0.0);
+  out->level = info.perTensor ? 1 : 0;
   return succeed();
 }
 

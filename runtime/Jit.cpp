@@ -20,7 +20,7 @@
 namespace kfuse {
 
 /// Bump when the generated code changes meaning for the same inputs.
-static constexpr const char *kCodegenVersion = "kfuse-codegen-4";
+static constexpr const char *kCodegenVersion = "kfuse-codegen-5";
 
 unsigned commonAlignment(llvm::ArrayRef<const void *> pointers) {
   unsigned alignment = 16;
@@ -60,6 +60,14 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
     }
     if (arg.dtype == DType::pred)
       return invalid("tensor '" + name + "' has unsupported dtype pred");
+    if (info.perTensor) {
+      // One f32 per tensor, not of the state dtype or the element count.
+      if (arg.numel != 1 || !arg.data || arg.dtype != DType::f32)
+        return invalid(
+            "'" + name + "' is a state at the tensor level: one f32, got " +
+            llvm::Twine(arg.numel) + " elements of " + dtypeName(arg.dtype));
+      continue;
+    }
     if (arg.numel < 0)
       return invalid("tensor '" + name + "' has negative numel " +
                      llvm::Twine(arg.numel));
@@ -333,8 +341,8 @@ llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args,
     return withCode(std::move(error), ErrorCode::Compile);
   UpdateValues values;
   values.tensors = tensors;
-  for (const LaunchArg &arg : args)
-    values.scalars.push_back(arg.value);
+  for (auto [info, arg, elements] : llvm::zip(argInfos, args, tensors))
+    values.scalars.push_back(info.perTensor ? elements.front() : arg.value);
   std::string diagnostics;
   llvm::raw_string_ostream stream(diagnostics);
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
@@ -347,6 +355,9 @@ llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args,
                      diagnostics.empty()
                          ? "the interpreter failed"
                          : llvm::StringRef(diagnostics).rtrim());
+  for (auto [index, info] : llvm::enumerate(argInfos))
+    if (info.perTensor)
+      values.tensors[index] = {values.scalars[index]};
   tensors = std::move(values.tensors);
   return llvm::Error::success();
 }
@@ -485,9 +496,9 @@ llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
   if (plan.multiTensor)
     return makeError(ErrorCode::InvalidArgument,
                      "'" + name +
-                         "' reduces whole tensors, which runs only as a "
-                         "multi-tensor plan (kfuse_plan_create), not as a "
-                         "single launch");
+                         "' reduces whole tensors or keeps states per tensor, "
+                         "which run only as a multi-tensor plan "
+                         "(kfuse_plan_create), not as a single launch");
   if (plan.numel != -1 && plan.numel != numel)
     return makeError(ErrorCode::Internal,
                      "plan for '" + name + "' is specialized on " +
@@ -548,6 +559,11 @@ llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
         scalarValues[index] = args[param.index].value;
         params.push_back(&scalarValues[index]);
         break;
+      case KernelParam::Kind::TensorValue:
+        return makeError(ErrorCode::Internal,
+                         "kernel '" + kernel.name + "' (" + kernel.location +
+                             ") keeps a state per tensor, which only a "
+                             "multi-tensor plan binds");
       case KernelParam::Kind::Temporary:
         if (param.index >= (*compiled)->temporaries.size())
           return makeError(ErrorCode::Internal,

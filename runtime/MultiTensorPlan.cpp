@@ -4,6 +4,7 @@
 #include "runtime/Errors.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdlib>
 #include <numeric>
@@ -68,6 +69,13 @@ specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
       if (info.role == ArgRole::hyper)
         continue;
       const LaunchArg &arg = groups[group * perGroup + index];
+      if (info.perTensor) {
+        if (arg.dtype != DType::f32)
+          return invalid("tensor group " + llvm::Twine(group) + ": '" +
+                         info.name + "' is a state at the tensor level, " +
+                         "stored as f32, but is " + dtypeName(arg.dtype));
+        continue; // not of the state dtype of element states
+      }
       if (arg.dtype == DType::pred)
         return invalid("tensor group " + llvm::Twine(group) + ": tensor '" +
                        info.name + "' has unsupported dtype pred");
@@ -101,10 +109,13 @@ specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
 
   std::vector<unsigned> tensorArgs = tensorArgsOf(infos);
   std::vector<std::string> names;
-  for (unsigned index : tensorArgs)
+  llvm::SmallVector<bool> perTensor;
+  for (unsigned index : tensorArgs) {
     names.push_back(infos[index].name);
+    perTensor.push_back(infos[index].perTensor);
+  }
   if (llvm::Error error = validateTensorGroups(
-          gatherTableTensors(groups, perGroup, tensorArgs), names))
+          gatherTableTensors(groups, perGroup, tensorArgs), names, perTensor))
     return std::move(error);
 
   Specialization spec;
@@ -199,8 +210,9 @@ std::vector<ArgInfo> planArgInfos(llvm::ArrayRef<ArgInfo> updateArgs,
   if (masterWeights)
     for (const ArgInfo &arg : updateArgs)
       if (arg.role == ArgRole::param)
-        infos.push_back(
-            {arg.name + "_model", ArgRole::model, arg.dtype, std::nullopt});
+        infos.push_back({arg.name + "_model", ArgRole::model, arg.dtype,
+                         std::nullopt,
+                         /*perTensor=*/false});
   return infos;
 }
 
@@ -261,11 +273,14 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   for (const KernelInfo &kernel : plan.kernels)
     vectorWidth = std::lcm(vectorWidth, std::max(kernel.vectorWidth, 1u));
   std::vector<std::string> names;
-  for (unsigned index : plan.tensorArgs)
+  llvm::SmallVector<bool> perTensor;
+  for (unsigned index : plan.tensorArgs) {
     names.push_back(plan.args[index].name);
+    perTensor.push_back(plan.args[index].perTensor);
+  }
   llvm::Expected<MultiTensorTable> table = buildMultiTensorTable(
       gatherTableTensors(groups, infos.size(), plan.tensorArgs), names,
-      vectorWidth, options.chunkElements);
+      vectorWidth, options.chunkElements, perTensor);
   if (!table)
     return table.takeError();
   self.chunkCount = static_cast<long long>(table->chunks.size());
@@ -506,7 +521,7 @@ llvm::Error MultiTensorPlan::rebind(unsigned argIndex,
   size_t first = groupCount, last = 0;
   for (auto [group, address] : llvm::enumerate(addresses)) {
     MultiTensorEntry &entry = hostEntries[group];
-    if (address == 0 && entry.numel > 0)
+    if (address == 0 && (entry.numel > 0 || plan.args[argIndex].perTensor))
       return invalid("rebinding '" + name + "': group " + llvm::Twine(group) +
                      " has a null address for " + llvm::Twine(entry.numel) +
                      " elements");
@@ -534,7 +549,8 @@ llvm::Error MultiTensorPlan::rebind(unsigned argIndex,
     entry.pointers[entryColumn] = addresses[group];
     entry.aligned = 1;
     for (size_t i = 0; i < plan.tensorArgs.size(); ++i)
-      if (entry.pointers[i] % 16 != 0)
+      if (!plan.args[plan.tensorArgs[i]].perTensor &&
+          entry.pointers[i] % 16 != 0)
         entry.aligned = 0;
     builtOn[group * slots.size() + slot].data =
         reinterpret_cast<const void *>(addresses[group]);

@@ -28,8 +28,17 @@ bool defaultGridBarrier() {
   return !text || llvm::StringRef(text) != "1";
 }
 
+/// The first argument of a group with one value per element.
+static size_t firstElementArg(size_t perGroup, llvm::ArrayRef<bool> perTensor) {
+  size_t first = 0;
+  while (first + 1 < perGroup && first < perTensor.size() && perTensor[first])
+    ++first;
+  return first;
+}
+
 llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
-                                 llvm::ArrayRef<std::string> argNames) {
+                                 llvm::ArrayRef<std::string> argNames,
+                                 llvm::ArrayRef<bool> perTensor) {
   size_t perGroup = argNames.size();
   if (perGroup == 0)
     return invalid("a multi-tensor table needs at least one tensor argument");
@@ -41,6 +50,10 @@ llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
     return invalid(llvm::Twine(tensors.size()) +
                    " tensors do not make whole groups of " +
                    llvm::Twine(perGroup));
+  if (!perTensor.empty() && perTensor.size() != perGroup)
+    return invalid("per-tensor flags for " + llvm::Twine(perTensor.size()) +
+                   " arguments, the groups have " + llvm::Twine(perGroup));
+  size_t reference = firstElementArg(perGroup, perTensor);
   size_t numGroups = tensors.size() / perGroup;
   if (numGroups > size_t(std::numeric_limits<int32_t>::max()))
     return invalid(llvm::Twine(numGroups) +
@@ -58,11 +71,20 @@ llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
         return invalid("tensor group " + llvm::Twine(group) + ": '" +
                        argNames[i] + "' is a null pointer with " +
                        llvm::Twine(tensor.numel) + " elements");
-      if (tensor.numel != members[0].numel)
+      if (!perTensor.empty() && perTensor[i]) {
+        if (tensor.numel != 1 || tensor.address == 0)
+          return invalid("tensor group " + llvm::Twine(group) + ": '" +
+                         argNames[i] +
+                         "' is a state at the tensor level: one f32 a "
+                         "group, got " +
+                         llvm::Twine(tensor.numel) + " elements");
+        continue;
+      }
+      if (tensor.numel != members[reference].numel)
         return invalid("tensor group " + llvm::Twine(group) + ": '" +
                        argNames[i] + "' has " + llvm::Twine(tensor.numel) +
-                       " elements but '" + argNames[0] + "' has " +
-                       llvm::Twine(members[0].numel));
+                       " elements but '" + argNames[reference] + "' has " +
+                       llvm::Twine(members[reference].numel));
     }
   }
   return llvm::Error::success();
@@ -71,8 +93,9 @@ llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
 llvm::Expected<MultiTensorTable>
 buildMultiTensorTable(llvm::ArrayRef<TableTensor> tensors,
                       llvm::ArrayRef<std::string> argNames,
-                      unsigned vectorWidth, int64_t chunkElements) {
-  if (llvm::Error error = validateTensorGroups(tensors, argNames))
+                      unsigned vectorWidth, int64_t chunkElements,
+                      llvm::ArrayRef<bool> perTensor) {
+  if (llvm::Error error = validateTensorGroups(tensors, argNames, perTensor))
     return std::move(error);
   if (vectorWidth == 0)
     return invalid("vector width 0; expected at least 1");
@@ -86,12 +109,13 @@ buildMultiTensorTable(llvm::ArrayRef<TableTensor> tensors,
   chunkElements = (chunkElements + width - 1) / width * width;
 
   size_t perGroup = argNames.size();
+  size_t reference = firstElementArg(perGroup, perTensor);
   size_t numGroups = tensors.size() / perGroup;
   MultiTensorTable table;
   // Count first, so that an impossible table fails before allocating it.
   int64_t numChunks = 0;
   for (size_t group = 0; group < numGroups; ++group) {
-    int64_t numel = tensors[group * perGroup].numel;
+    int64_t numel = tensors[group * perGroup + reference].numel;
     int64_t groupChunks =
         numel / chunkElements + (numel % chunkElements != 0 ? 1 : 0);
     if (__builtin_add_overflow(numChunks, groupChunks, &numChunks) ||
@@ -111,12 +135,13 @@ buildMultiTensorTable(llvm::ArrayRef<TableTensor> tensors,
         tensors.slice(group * perGroup, perGroup);
     MultiTensorEntry &entry = table.entries[group];
     entry = MultiTensorEntry{};
-    entry.numel = members[0].numel;
+    entry.numel = members[reference].numel;
     entry.aligned = 1;
     entry.firstChunk = static_cast<int32_t>(table.chunks.size());
     for (size_t i = 0; i < perGroup; ++i) {
       entry.pointers[i] = members[i].address;
-      if (members[i].address % 16 != 0)
+      bool value = !perTensor.empty() && perTensor[i]; // read as one float
+      if (!value && members[i].address % 16 != 0)
         entry.aligned = 0;
     }
     // `begin = chunk.end` rather than `+= chunkElements`: no overflow near

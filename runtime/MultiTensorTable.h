@@ -51,9 +51,12 @@ struct MultiTensorTable {
 /// Checks `tensors` (group-major, `argNames.size()` tensors a group, in
 /// KernelPlan::tensorArgs order): at most kMaxTensorArgs a group, no null
 /// pointer with elements, one element count within each group, fewer than
-/// 2^31 groups. Errors name the group index and the arguments.
+/// 2^31 groups. A state at the tensor level (`perTensor`, by argument; empty:
+/// none) is one element whatever the group's count, and is left out of the
+/// alignment test. Errors name the group index and the arguments.
 llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
-                                 llvm::ArrayRef<std::string> argNames);
+                                 llvm::ArrayRef<std::string> argNames,
+                                 llvm::ArrayRef<bool> perTensor = {});
 
 /// validateTensorGroups, then the entries and chunks: each group cut into
 /// chunks of `chunkElements` (rounded up to a multiple of `vectorWidth`, so
@@ -61,7 +64,8 @@ llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
 /// Fails when the chunks would number 2^31 or more.
 llvm::Expected<MultiTensorTable> buildMultiTensorTable(
     llvm::ArrayRef<TableTensor> tensors, llvm::ArrayRef<std::string> argNames,
-    unsigned vectorWidth, int64_t chunkElements = kDefaultChunkElements);
+    unsigned vectorWidth, int64_t chunkElements = kDefaultChunkElements,
+    llvm::ArrayRef<bool> perTensor = {});
 
 } // namespace kfuse
 

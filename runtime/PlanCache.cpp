@@ -13,7 +13,7 @@
 namespace kfuse {
 
 /// Bump when the encoding below changes.
-static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-3";
+static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-4";
 
 std::string planEntryKey(llvm::StringRef compileKey) {
   CacheKeyHasher hash;
@@ -49,6 +49,8 @@ Value encodeArg(const ArgInfo &arg) {
                 {"dtype", enumValue(arg.dtype)}};
   if (arg.defaultValue)
     object["default"] = bitsOf(*arg.defaultValue);
+  if (arg.perTensor)
+    object["per_tensor"] = true;
   return object;
 }
 
@@ -216,6 +218,8 @@ void readArg(Reader &reader, ArgInfo &arg) {
     reader.readDouble("default", value);
     arg.defaultValue = value;
   }
+  if (reader.has("per_tensor"))
+    reader.read("per_tensor", arg.perTensor);
 }
 
 void readUniforms(Reader &reader, HostUniforms &uniforms) {
@@ -247,7 +251,7 @@ void readKernel(Reader &reader, KernelInfo &kernel) {
   reader.read("location", kernel.location);
   reader.objects("params", [&](Reader &item) {
     KernelParam param;
-    item.readEnum("kind", param.kind, KernelParam::Kind::Temporary);
+    item.readEnum("kind", param.kind, KernelParam::Kind::TensorValue);
     item.read("index", param.index);
     item.readEnum("dtype", param.dtype, DType::pred);
     item.read("read", param.read);

@@ -59,6 +59,9 @@ typedef struct kfuse_arg_info {
   int32_t role;     /* a kfuse_role */
   int32_t has_default;
   double default_value;
+  int32_t level; /* 0: per element (a tensor of the param's shape); 1: per
+                    tensor (a state of one f32 per tensor group, bound as a
+                    one-element f32 tensor) */
 } kfuse_arg_info;
 
 /* One launch argument, in the update's argument order. A tensor gives a

@@ -18,7 +18,8 @@ import os
 from collections import namedtuple
 
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib  # noqa: F401
-from ._capi import F32, BF16, F16, ROLE_NAMES, ArgInfoStruct, ArgStruct
+from ._capi import F32, BF16, F16, LEVEL_NAMES, ROLE_NAMES, ArgInfoStruct
+from ._capi import ArgStruct
 from ._capi import KfuseError, check, hyper_value, lib, library_dir
 from ._capi import read_source
 from ._version import __version__
@@ -30,7 +31,11 @@ __all__ = ["__version__", "Update", "ArgInfo", "KfuseError",
            "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd", "rms_norm_bwd",
            "add_layer_norm_fwd"]
 
-ArgInfo = namedtuple("ArgInfo", ["name", "role", "default"])
+# level: "element" (a tensor of the param's shape; hypers too) or "tensor"
+# (a state of one f32 per tensor: each call or tensor group passes a
+# one-element float32 tensor).
+ArgInfo = namedtuple("ArgInfo", ["name", "role", "default", "level"],
+                     defaults=("element",))
 
 
 def library_path():
@@ -43,6 +48,16 @@ def device_arch():
     buf = ctypes.create_string_buffer(32)
     check(lib().kfuse_device_arch(buf, len(buf)))
     return buf.value.decode()
+
+
+def check_per_tensor(torch, tensor, where):
+    """Raises KfuseError unless `tensor` can hold a per-tensor state: one
+    float32 element (any alignment: typically a view norms[i:i+1])."""
+    if tensor.numel() != 1 or tensor.dtype != torch.float32:
+        raise KfuseError(
+            f"{where} is a per-tensor state: one float32 element (e.g. a "
+            f"view norms[i:i+1]), got {tensor.numel()} element(s) of "
+            f"{tensor.dtype}", "INVALID_ARGUMENT")
 
 
 def _dtype_code(torch, tensor, name):
@@ -78,7 +93,8 @@ class Update:
                                               ctypes.byref(info)))
             default = info.default_value if info.has_default else None
             args.append(ArgInfo(info.name.decode(), ROLE_NAMES[info.role],
-                                default))
+                                default,
+                                LEVEL_NAMES.get(info.level, "element")))
         return args
 
     def __del__(self):
@@ -89,13 +105,15 @@ class Update:
 
     def __repr__(self):
         return "kfuse.Update(" + ", ".join(
-            f"{a.name}: {a.role}" for a in self.args) + ")"
+            f"{a.name}: {a.role}" + (" per tensor" if a.level == "tensor"
+                                     else "") for a in self.args) + ")"
 
     def __call__(self, stream=None, fuse=True, **values):
         """Runs the update once in place on the given tensors.
 
-        Tensor arguments are contiguous CUDA tensors of one device and size;
-        hyperparameters are numbers (or one-element tensors) and take the
+        Tensor arguments are contiguous CUDA tensors of one device and size,
+        but for per-tensor states (ArgInfo.level "tensor"): one-element
+        float32 tensors; hyperparameters are numbers (or one-element tensors) and take the
         IR's default when omitted. `stream` is a torch.cuda.Stream or a raw
         CUstream handle (int); by default the current stream.
         """
@@ -171,6 +189,8 @@ class Update:
             if not value.is_contiguous():
                 raise KfuseError(f"tensor '{info.name}' is not contiguous",
                                  "INVALID_ARGUMENT")
+            if info.level == "tensor":
+                check_per_tensor(torch, value, f"tensor '{info.name}'")
             args[index].data = value.data_ptr() or None
             args[index].numel = value.numel()
             args[index].dtype = _dtype_code(torch, value, info.name)

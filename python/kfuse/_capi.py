@@ -20,6 +20,9 @@ STATUS_NAMES = {
 
 F32, BF16, F16 = 0, 1, 2
 ROLE_NAMES = {0: "param", 1: "grad", 2: "state", 3: "hyper", 4: "model"}
+# kfuse_arg_info.level: a tensor of the param's shape, or one f32 per tensor
+# (a per-tensor state such as NovoGrad's running grad norm).
+LEVEL_NAMES = {0: "element", 1: "tensor"}
 
 
 class KfuseError(RuntimeError):
@@ -36,6 +39,8 @@ class ArgInfoStruct(ctypes.Structure):
         ("role", ctypes.c_int32),
         ("has_default", ctypes.c_int32),
         ("default_value", ctypes.c_double),
+        # Absent from libraries before per-tensor states: they leave it 0.
+        ("level", ctypes.c_int32),
     ]
 
 

@@ -8,7 +8,10 @@
     opt.step()                      # one kernel launch for every tensor
 
 Groups are split by device and dtype signature into one plan each (the usual
-case is one plan). A plan binds the tensors it was built on. Grads read from
+case is one plan). A per-tensor state (an argument whose ArgInfo.level is
+"tensor", e.g. NovoGrad's exp_avg_sq) is one float32 element a group: pass
+views norms[i:i+1] of one float32 tensor per list. Such an update always
+runs as a multi-tensor plan. A plan binds the tensors it was built on. Grads read from
 the params (the default of `multi_tensor`) follow the params: when backward
 allocated new ones (after zero_grad(set_to_none=True)), `step` points the
 plan's table at them (one small upload, no rebuild). Every other tensor must
@@ -217,6 +220,9 @@ class MultiTensorUpdate:
             ArgInfo(a.name + "_model", "model", None)
             for a in update.args if a.role == "param" and self.master_weights]
         self._tensor_names = [a.name for a in self.args if a.role != "hyper"]
+        # Per-tensor states: one float32 element a group (a view
+        # norms[i:i+1] of one tensor per list, typically).
+        self._per_tensor = {a.name for a in self.args if a.level == "tensor"}
         groups = list(groups)
         if not groups:
             raise _invalid("no tensor groups: a multi-tensor update needs at "
@@ -323,6 +329,9 @@ class MultiTensorUpdate:
                                f"group's other tensors are on {device}")
             if not tensor.is_contiguous():
                 raise _invalid(f"{where} is not contiguous")
+            if name in self._per_tensor:
+                from . import check_per_tensor
+                check_per_tensor(torch, tensor, where)
         return dict(group)
 
     def _initial_hypers(self, torch, given):
@@ -551,7 +560,8 @@ def multi_tensor(update, params, grads=None, states=None, grad_scaling=False,
 
     `params`: the parameters; `grads`: their grads (default: each param's
     .grad, re-checked at every step so that a grad replaced by backward is
-    caught); `states`: {state name: list of tensors}; `hypers`: initial
+    caught); `states`: {state name: list of tensors} (for a per-tensor
+    state, one-element float32 tensors, e.g. list(norms.split(1))); `hypers`: initial
     hyperparameters; `model_params`: with f32 master `params`, their
     bf16/f16 model copies, written in the same pass (master weights);
     `grads_of`: instead of `params`, the objects whose .grad is read at

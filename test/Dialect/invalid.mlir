@@ -579,3 +579,53 @@ func.func @named_reduce_per_tensor(%x: tensor<?xf32> {kfuse.role = #kfuse.role<p
   kfuse.write %x to %x : tensor<?xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #1 at the tensor level must be an f32 'state' of an update, got role 'hyper' and type 'f32'}}
+func.func @level_on_hyper(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+                          %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.level = #kfuse.level<tensor>})
+    attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #1 at the tensor level must be an f32 'state' of an update, got role 'state' and type 'tensor<?xf32>'}}
+func.func @level_on_tensor(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+                           %v: tensor<?xf32> {kfuse.role = #kfuse.role<state>, kfuse.level = #kfuse.level<tensor>})
+    attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #1 at the tensor level must be an f32 'state' of an update, got role 'state' and type 'bf16'}}
+func.func @level_bf16(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+                      %v: bf16 {kfuse.role = #kfuse.role<state>, kfuse.level = #kfuse.level<tensor>})
+    attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 at the tensor level must be an f32 'state' of an update, got role 'input' and type 'tensor<?x?xf32>'}}
+func.func @level_on_norm(%x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>, kfuse.level = #kfuse.level<tensor>},
+                         %y: tensor<?x?xf32> {kfuse.role = #kfuse.role<output>})
+    attributes {kfuse.norm} {
+  kfuse.write %x to %y : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #1 'kfuse.level' must be a #kfuse.level attribute, got "tensor"}}
+func.func @level_string(%p: f32 {kfuse.role = #kfuse.role<param>},
+                        %v: f32 {kfuse.role = #kfuse.role<state>, kfuse.level = "tensor"})
+    attributes {kfuse.update} {
+  kfuse.write %p to %p : f32
+  return
+}

@@ -90,3 +90,18 @@ func.func @norm_ops(
   kfuse.write %max to %m : tensor<1x?xf32>
   return
 }
+
+// A state at the tensor level is an f32 scalar in the tensor form too.
+// CHECK-LABEL: func.func @tensor_level_state
+// CHECK-SAME: %{{.*}}: f32 {kfuse.level = #kfuse.level<tensor>, kfuse.role = #kfuse.role<state>}
+// CHECK: kfuse.write %{{.*}} to %{{.*}} : f32
+func.func @tensor_level_state(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
+                              %v: f32 {kfuse.role = #kfuse.role<state>, kfuse.level = #kfuse.level<tensor>})
+    attributes {kfuse.update} {
+  %sq = arith.mulf %p, %p : tensor<?xf32>
+  %s = kfuse.reduce <sum> %sq dim 0 : tensor<?xf32> -> f32
+  %v_new = arith.addf %v, %s : f32
+  kfuse.write %p to %p : tensor<?xf32>
+  kfuse.write %v_new to %v : f32
+  return
+}

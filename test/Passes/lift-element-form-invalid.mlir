@@ -18,3 +18,16 @@ func.func @integer_scalar(%p: f32 {kfuse.role = #kfuse.role<param>}) attributes 
   kfuse.write %q to %p : f32
   return
 }
+
+// -----
+
+func.func @varying_to_tensor_level(
+    %p: f32 {kfuse.role = #kfuse.role<param>},
+    %v: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "v", kfuse.level = #kfuse.level<tensor>})
+    attributes {kfuse.update} {
+  %sq = arith.mulf %p, %p : f32
+  kfuse.write %p to %p : f32
+  // expected-error @+1 {{'kfuse.write' op writes a value that varies per element to 'v', a state at the tensor level; reduce it over the tensor first}}
+  kfuse.write %sq to %v : f32
+  return
+}

@@ -42,7 +42,7 @@ print("library dir:", "ok" if S.optim_library_dir() ==
 # Every variant agrees with the IR it runs: state and hyper names.
 variants = {}
 for spec in (S.ADAM, S.ADAMW, S.SGD, S.ADAGRAD, S.RMSPROP, S.LION,
-             S.FUSED_LAMB, S.LARS):
+             S.FUSED_LAMB, S.LARS, S.FUSED_NOVOGRAD):
     variants.update(spec.variants)
 for name, variant in sorted(variants.items()):
     update = kfuse.Update(variant.resolve_source(), name=name)
@@ -50,7 +50,9 @@ for name, variant in sorted(variants.items()):
     hypers = sorted(a.name for a in update.args if a.role == "hyper")
     expected = sorted(variant.hyper_names + list(variant.optimizer_hypers) +
                       (["step"] if variant.step else []))
-    ok = (states == [ir for _, ir in variant.states] and hypers == expected
+    # FusedNovoGrad keeps its per-tensor norms in the param group.
+    ok = (states == [ir for _, ir in variant.states] +
+          list(variant.group_states) and hypers == expected
           and [a.role for a in update.args][:2] == ["param", "grad"])
     source = "<IR>" if "\n" in variant.source else variant.source
     print(f"library {name}: {source} states {states} hypers "

@@ -4,6 +4,7 @@ import sys
 
 import torch
 
+import kfuse
 import kfuse.torch.optim as kopt
 
 lib = sys.argv[1]
@@ -112,3 +113,46 @@ print("groups:", [g["lr"] for g in groups.param_groups])
 Lion = kopt.optimizer_from_ir(f"{lib}/optim/lion.mlir")
 lion = Lion(params)
 print("from IR:", Lion.__name__, {k: lion.defaults[k] for k in sorted(lion.defaults) if k in ("lr", "weight_decay")})
+
+# Apex's FusedNovoGrad: its refusals, its defaults, exp_avg_sq a per-tensor
+# state of the IR, and its state (group['exp_avg_sq'], Apex's [16-bit norms,
+# float32 norms]) through a state dict; CPU params have no torch peer.
+for label, options in (("amsgrad", {"amsgrad": True}),
+                       ("norm_type 1", {"norm_type": 1})):
+    try:
+        kopt.FusedNovoGrad(params, **options)
+        print(f"novograd {label}: accepted")
+    except RuntimeError as error:
+        print(f"novograd {label}: RuntimeError {error}")
+novo = kopt.FusedNovoGrad(params, lr=0.01)
+print("novograd defaults:", {k: novo.defaults[k] for k in sorted(novo.defaults)},
+      "moment_mode", novo.moment_mode)
+update = kfuse.Update(f"{lib}/optim/novograd.mlir")
+print("novograd states:", [(a.name, a.level) for a in update.args
+                           if a.role == "state"])
+FromIr = kopt.optimizer_from_ir(f"{lib}/optim/novograd.mlir")
+variant = FromIr._kfuse_spec.variant({})
+print("novograd from IR: per-tensor states", sorted(variant.tensor_states))
+try:
+    novo.step()
+    print("novograd cpu step: ran")
+except NotImplementedError as error:
+    print(f"novograd cpu step: NotImplementedError {error}")
+novo.param_groups[0].update(step=3, exp_avg_sq=[torch.zeros(0),
+                                                torch.tensor([0.5, 2.0])])
+for p in params:
+    novo.state[p]["exp_avg"] = torch.full_like(p, 0.25)
+saved = novo.state_dict()
+again = kopt.FusedNovoGrad(params)
+again.load_state_dict(saved)
+group = again.param_groups[0]
+print("novograd state dict:", sorted(saved["state"][0]), "step", group["step"],
+      "lr", group["lr"], "exp_avg_sq", type(group["exp_avg_sq"]).__name__,
+      "of", " and ".join(str(n.tolist()) for n in group["exp_avg_sq"]),
+      "hidden steps", sorted(set(again._kfuse_hidden_steps.values())))
+saved["param_groups"][0]["exp_avg_sq"] = [torch.zeros(2), torch.zeros(1)]
+try:
+    kopt.FusedNovoGrad(params).load_state_dict(saved)
+    print("novograd bad norms: loaded")
+except ValueError as error:
+    print(f"novograd bad norms: ValueError {error}")

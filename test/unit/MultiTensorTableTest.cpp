@@ -264,6 +264,32 @@ std::unique_ptr<Update> loadAdamw() {
   return std::move(*update);
 }
 
+TEST(MultiTensorTableTest, TensorLevelStateIsOneUnalignedFloat) {
+  // NovoGrad's groups: param, grad, exp_avg and the running norm, a view of
+  // one float of a per-group array (any 4-byte address).
+  const std::vector<std::string> names = {"param", "grad", "exp_avg",
+                                          "exp_avg_sq"};
+  const bool perTensor[] = {false, false, false, true};
+  std::vector<TableTensor> tensors = groupsOfSizes({100, 5000});
+  for (int group = 0; group < 2; ++group)
+    tensors[group * 4 + 3] = {0x9000004 + 4u * group, 1};
+  llvm::Expected<MultiTensorTable> table =
+      buildMultiTensorTable(tensors, names, 4, 1024, perTensor);
+  ASSERT_TRUE(bool(table)) << errorOf(table.takeError());
+  expectExactCover(*table, {100, 5000}, 4, 1024);
+  EXPECT_EQ(table->entries[1].aligned, 1);
+  EXPECT_EQ(table->entries[1].pointers[3], 0x9000008u);
+
+  tensors[4 + 3].numel = 5000;
+  EXPECT_EQ(errorOf(buildMultiTensorTable(tensors, names, 4, 1024, perTensor)),
+            "tensor group 1: 'exp_avg_sq' is a state at the tensor level: one "
+            "f32 a group, got 5000 elements");
+  // Without the flag, the same groups are tensors of unequal counts.
+  tensors[4 + 3].numel = 1;
+  EXPECT_EQ(errorOf(buildMultiTensorTable(tensors, names, 4, 1024)),
+            "tensor group 0: 'exp_avg_sq' has 1 elements but 'param' has 100");
+}
+
 TEST(MultiTensorPlanTest, SpecializesOnDTypesOnly) {
   std::unique_ptr<Update> update = loadAdamw();
   ASSERT_TRUE(update);

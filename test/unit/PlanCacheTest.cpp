@@ -168,7 +168,7 @@ TEST(PlanCacheTest, MalformedEntriesAreRejected) {
     llvm::Expected<PlanEntry> entry = decodePlanEntry(bytes);
     ASSERT_FALSE(bool(entry)) << why.str();
     std::string message = llvm::toString(entry.takeError());
-    EXPECT_NE(message.find("not a kfuse-plan-3 entry"), std::string::npos)
+    EXPECT_NE(message.find("not a kfuse-plan-4 entry"), std::string::npos)
         << message;
     EXPECT_NE(message.find(why.str()), std::string::npos) << message;
   };
@@ -176,7 +176,7 @@ TEST(PlanCacheTest, MalformedEntriesAreRejected) {
   rejects("[1, 2]", "not an object");
   std::string good = encodePlanEntry(smallPlan(), "k", 0);
   std::string other = good;
-  other.replace(other.find("kfuse-plan-3"), 12, "kfuse-plan-1");
+  other.replace(other.find("kfuse-plan-4"), 12, "kfuse-plan-1");
   rejects(other, "format 'kfuse-plan-1'");
 
   KernelPlan badParam = smallPlan();

@@ -4,8 +4,8 @@
     opt = kfuse.torch.optim.AdamW(model.parameters(), lr=1e-3)
 
 kfuse.torch.optim holds torch.optim drop-ins (AdamW, Adam, SGD, Adagrad,
-RMSprop, Lion) and optimizer_from_ir(), which makes one from any update in
-the dialect.
+RMSprop, Lion), Apex's FusedLAMB and FusedNovoGrad, timm's Lars, and
+optimizer_from_ir(), which makes one from any update in the dialect.
 
 kfuse.torch.nn holds LayerNorm and RMSNorm (nn.LayerNorm / nn.RMSNorm
 drop-ins over the fused norm kernels, autograd included), the functional

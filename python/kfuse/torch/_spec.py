@@ -16,12 +16,14 @@ import struct
 from kfuse._capi import library_dir
 
 __all__ = ["REQUIRED", "Variant", "OptimizerSpec", "ADAM", "ADAMW", "SGD",
-           "ADAGRAD", "RMSPROP", "LION", "FUSED_LAMB", "LARS", "SGD_PLAIN_IR",
+           "ADAGRAD", "RMSPROP", "LION", "FUSED_LAMB", "FUSED_NOVOGRAD", "LARS",
+           "SGD_PLAIN_IR",
            "spec_from_ir",
            "check_state_dict", "step_cohorts", "hyper_number", "shortest_f32",
            "step_value", "optim_library_dir", "check_adam_args",
            "check_sgd_args", "check_adagrad_args", "check_rmsprop_args",
-           "check_lion_args", "prefixed"]
+           "check_lion_args", "check_novograd_args", "novograd_slot",
+           "prefixed"]
 
 
 class _Required:
@@ -144,10 +146,16 @@ class Variant:
     by the optimizer only: SGD's first step differs, torch keeps no count).
     `optimizer_hypers`: IR hypers the optimizer sends at every step, not
     from a group's options (LAMB's global grad norm).
+    `tensor_states`: the IR names, among `states`, of per-tensor states
+    (ArgInfo.level "tensor"): state[p] keeps each as a one-element float32
+    tensor. `group_states`: IR names of per-tensor states kept outside
+    state[p], per param group, which the optimizer hands to the plan
+    (KfuseOptimizer._kfuse_group_states; FusedNovoGrad keeps exp_avg_sq in
+    its param groups, as Apex does).
     """
 
     def __init__(self, name, source, states=(), hypers=(), step=None,
-                 optimizer_hypers=()):
+                 optimizer_hypers=(), tensor_states=(), group_states=()):
         if step not in (None, "exposed", "hidden"):
             raise ValueError(f"variant step {step!r}")
         self.name = name
@@ -156,6 +164,12 @@ class Variant:
         self.hypers = tuple(hypers)
         self.step = step
         self.optimizer_hypers = tuple(optimizer_hypers)
+        self.tensor_states = frozenset(tensor_states)
+        unknown = self.tensor_states - {ir for _, ir in self.states}
+        if unknown:
+            raise ValueError(f"variant {name}: tensor_states {sorted(unknown)}"
+                             " are not among its states")
+        self.group_states = tuple(group_states)
 
     def __repr__(self):
         return f"Variant({self.name!r})"
@@ -205,11 +219,13 @@ class OptimizerSpec:
     `forced`: options every group holds with this value (AdamW's
     decoupled_weight_decay, as torch.optim.AdamW sets it).
     `torch_class`: the name of the torch.optim class that runs the params
-    kfuse's kernels do not take.
+    kfuse's kernels do not take. `check_group(where, index, saved_group)`:
+    checks a param group of a state dict before it loads (the states kept
+    in param groups).
     """
 
     def __init__(self, name, defaults, variants, choose=None, unsupported=(),
-                 forced=None, torch_class=None):
+                 forced=None, torch_class=None, check_group=None):
         self.name = name
         # The torch.optim class (its name) that updates the params kfuse
         # does not take (CPU, float64, non-contiguous); None: none exists.
@@ -219,6 +235,7 @@ class OptimizerSpec:
         self._choose = choose
         self.unsupported = tuple(unsupported)
         self.forced = dict(forced or {})
+        self.check_group = check_group
         if choose is None and len(self.variants) != 1:
             raise ValueError(f"{name}: several variants need `choose`")
 
@@ -469,6 +486,63 @@ FUSED_LAMB = OptimizerSpec(
                                        "global_grad_norm", "max_grad_norm"))})
 
 
+def novograd_slot(dtype_name):
+    """The entry of a FusedNovoGrad group's 'exp_avg_sq' ([half, float32],
+    Apex's layout) holding the norms of params of `dtype_name` ("float16",
+    "bfloat16" or "float32"): 0 for the 16-bit ones, 1 for float32."""
+    return 1 if dtype_name == "float32" else 0
+
+
+def _check_novograd_group(where, index, group):
+    check_novograd_args(group.get("norm_type", 2))
+    norms = group.get("exp_avg_sq")
+    if norms is None:
+        return  # saved before the first step: initialized at the next one
+    if not isinstance(norms, (list, tuple)) or len(norms) != 2:
+        raise ValueError(f"{where}: param group {index}: 'exp_avg_sq' must be "
+                         "Apex's [16-bit norms, float32 norms], got "
+                         f"{type(norms).__name__} {norms!r:.60}")
+    count = 0
+    for slot, entry in enumerate(norms):
+        dims = getattr(entry, "dim", None)
+        if dims is None or dims() != 1 or not entry.is_floating_point():
+            raise ValueError(f"{where}: param group {index}: exp_avg_sq[{slot}] "
+                             "must be a 1-D float tensor (one norm per param), "
+                             f"got {type(entry).__name__} {entry!r:.60}")
+        count += entry.numel()
+    params = len(group.get("params", ()))
+    if count > params:
+        raise ValueError(f"{where}: param group {index}: exp_avg_sq holds "
+                         f"{count} norms for {params} params")
+
+
+# Apex's FusedNovoGrad: its param group options, in its order.
+# reg_inside_moment is per optimizer (Apex's moment_mode), and init_from_norm
+# is 1 at the step that creates a group's norms unless init_zero; both are
+# sent at every step (FusedNovoGrad). exp_avg_sq, one norm per tensor, lives
+# in the param group, as Apex keeps it.
+FUSED_NOVOGRAD = OptimizerSpec(
+    "FusedNovoGrad",
+    dict(lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-8,
+         weight_decay=0.0, grad_averaging=True, norm_type=2, init_zero=False),
+    {"novograd": Variant("novograd", "novograd.mlir",
+                         states=(("exp_avg", "exp_avg"),),
+                         hypers=(("lr", _option("lr")),
+                                 ("beta1", _element("betas", 0)),
+                                 ("beta2", _element("betas", 1)),
+                                 ("eps", _option("eps")),
+                                 ("weight_decay", _option("weight_decay")),
+                                 ("bias_correction",
+                                  _option("bias_correction")),
+                                 ("grad_averaging", _option("grad_averaging")),
+                                 ("norm_type", _option("norm_type"))),
+                         step="hidden",
+                         optimizer_hypers=("reg_inside_moment",
+                                           "init_from_norm"),
+                         group_states=("exp_avg_sq",))},
+    check_group=_check_novograd_group)
+
+
 # -- constructor argument checks (torch.optim's messages) --------------------
 
 def _nonnegative(value, what):
@@ -524,6 +598,15 @@ def check_lion_args(lr, betas, weight_decay):
     _nonnegative(weight_decay, "weight_decay value")
 
 
+def check_novograd_args(norm_type, amsgrad=False):
+    """Apex's FusedNovoGrad's refusals, with its messages."""
+    if amsgrad:
+        raise RuntimeError("FusedNovoGrad does not support the AMSGrad "
+                           "variant.")
+    if isinstance(norm_type, bool) or norm_type not in (0, 2):
+        raise RuntimeError("FusedNovoGrad only support l2/inf norm now.")
+
+
 # -- optimizers from IR -------------------------------------------------------
 
 def spec_from_ir(args, name, state_names=None, hyper_map=None, source=None):
@@ -535,7 +618,9 @@ def spec_from_ir(args, name, state_names=None, hyper_map=None, source=None):
     `hyper_map` {option: IR hyper name, or a tuple of them} renames or
     bundles hyperparameters (e.g. {"betas": ("beta1", "beta2")}).
     `state_names`: None (the IR's state names), a list of them (the order
-    state[p] holds them in) or a dict {IR state name: state key}.
+    state[p] holds them in) or a dict {IR state name: state key}. A
+    per-tensor state (ArgInfo.level "tensor") is kept in state[p] as a
+    one-element float32 tensor.
     """
     where = f"optimizer_from_ir({name})"
     roles = {}
@@ -552,6 +637,8 @@ def spec_from_ir(args, name, state_names=None, hyper_map=None, source=None):
             raise ValueError(f"{where}: the update needs exactly one {role} "
                              f"argument, it has {count}")
     ir_states = [a.name for a in roles.get("state", [])]
+    per_tensor = [a.name for a in roles.get("state", [])
+                  if getattr(a, "level", "element") == "tensor"]
     hypers = {a.name: a for a in roles.get("hyper", [])}
     has_step = "step" in hypers
 
@@ -634,7 +721,8 @@ def spec_from_ir(args, name, state_names=None, hyper_map=None, source=None):
     defaults.update(maximize=False, foreach=None, capturable=False,
                     differentiable=False, fused=None)
     variant = Variant(name, source, states=states, hypers=variant_hypers,
-                      step="exposed" if has_step else None)
+                      step="exposed" if has_step else None,
+                      tensor_states=per_tensor)
     return OptimizerSpec(name, defaults, {name: variant},
                          unsupported=_UNSUPPORTED_COMMON)
 
@@ -665,6 +753,8 @@ def check_state_dict(spec, state_dict, group_sizes):
         group = spec.group_defaults({k: v for k, v in saved.items()
                                      if k != "params"})
         spec.check_supported(group)
+        if spec.check_group is not None:
+            spec.check_group(where, index, dict(group, params=params))
         variant = spec.variant(group)
         for param in params:
             state = states.get(param)

@@ -11,8 +11,11 @@ AdamW, Adam, SGD, Adagrad, RMSprop and Lion take torch.optim's constructor
 arguments and defaults (Lion: lr=1e-4, betas=(0.9, 0.99),
 weight_decay=0.0), keep optimizer.state[p] under torch's keys and read and
 write torch's state dict format, so a checkpoint moves between
-torch.optim.AdamW and this AdamW both ways. optimizer_from_ir() makes such
-a class from any update in the dialect.
+torch.optim.AdamW and this AdamW both ways. FusedLAMB and FusedNovoGrad
+are Apex's (signature, param groups with group['step'], state; NovoGrad's
+per-tensor norms in group['exp_avg_sq'] as Apex keeps them), Lars timm's.
+optimizer_from_ir() makes such a class from any update in the dialect (a
+per-tensor state of the IR is kept in state[p] as one float32 element).
 
 How a step runs
 ---------------
@@ -97,7 +100,7 @@ except ImportError:  # pragma: no cover - older torch
     _torch_required = REQUIRED
 
 __all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Adagrad", "RMSprop",
-           "FusedLAMB", "Lars", "Lion",
+           "FusedLAMB", "FusedNovoGrad", "Lars", "Lion",
            "optimizer_from_ir"]
 
 _get_grad = operator.attrgetter("grad")
@@ -148,6 +151,15 @@ def _placement_text(tensor):
         return "a plain tensor"
     return (f"a DTensor placed {tuple(tensor.placements)} on mesh "
             f"{tensor.device_mesh}")
+
+
+def _tensor_text(value, dtype=False):
+    """How an error names a state's value: shape (and dtype) and device, or
+    the type of what is not a tensor."""
+    if not isinstance(value, torch.Tensor):
+        return type(value).__name__
+    return (f"{tuple(value.shape)} " + (f"{value.dtype} " if dtype else "") +
+            f"on {value.device}")
 
 
 def _placed_alike(a, b):
@@ -249,14 +261,17 @@ class _GroupRuntime:
     or -1 for maximize=True)."""
 
     __slots__ = ("group", "variant", "params", "pattern", "multiplier",
-                 "cohorts", "sent", "fallback", "torch_optimizer")
+                 "cohorts", "sent", "fallback", "torch_optimizer", "key")
 
-    def __init__(self, group, variant, params, pattern, multiplier):
+    def __init__(self, group, variant, params, pattern, multiplier, key=()):
         self.group = group
         self.variant = variant
         self.params = list(params)
         self.pattern = pattern
         self.multiplier = multiplier
+        # The objects outside state[p] the plans were built on (the per-tensor
+        # states a group holds): a new one means a new plan.
+        self.key = key
         self.cohorts = []
         self.sent = {}
         # (position, param, why) of the params torch's optimizer updates,
@@ -264,12 +279,13 @@ class _GroupRuntime:
         self.fallback = []
         self.torch_optimizer = None
 
-    def matches(self, group, variant, params, pattern, multiplier):
+    def matches(self, group, variant, params, pattern, multiplier, key=()):
         return (group is self.group and variant is self.variant and
                 multiplier == self.multiplier and
                 len(params) == len(self.params) and
                 all(map(operator.is_, params, self.params)) and
-                pattern == self.pattern)
+                pattern == self.pattern and len(key) == len(self.key) and
+                all(map(operator.is_, key, self.key)))
 
     def plans(self):
         return [plan for cohort in self.cohorts for plan in cohort.mtu.plans]
@@ -418,6 +434,27 @@ class KfuseOptimizer(torch.optim.Optimizer):
         _spec.check_state_dict(self._kfuse_spec, state_dict,
                                [len(g["params"]) for g in self.param_groups])
         super().load_state_dict(state_dict)
+        self._kfuse_reload_tensor_states(state_dict)
+
+    def _kfuse_reload_tensor_states(self, state_dict):
+        """torch's loader casts states to their param's dtype: per-tensor
+        states (one float32 each) are taken again from `state_dict`."""
+        saved_states = state_dict["state"]
+        for group, saved in zip(self.param_groups,
+                                state_dict["param_groups"]):
+            variant = self._kfuse_spec.variant(group)
+            keys = [key for key, ir_name in variant.states
+                    if ir_name in variant.tensor_states]
+            if not keys:
+                continue
+            for param, saved_id in zip(group["params"], saved["params"]):
+                state, old = self.state.get(param), saved_states.get(saved_id)
+                for key in keys:
+                    value = old.get(key) if old else None
+                    if state and isinstance(value, torch.Tensor):
+                        state[key] = value.detach().to(
+                            device=param.device, dtype=torch.float32,
+                            copy=True).reshape(-1)
 
     def __setstate__(self, state):
         # load_state_dict and unpickling land here: the plans were built on
@@ -492,9 +529,11 @@ class KfuseOptimizer(torch.optim.Optimizer):
             grads = list(map(_get_grad, params))
             pattern = list(map(operator.is_not, grads, repeat(None)))
             multiplier = self._kfuse_grad_scaling or _maximizes(group)
+            key = self._kfuse_runtime_key(group, variant)
             runtime = runtimes[index]
             if runtime is None or not runtime.matches(group, variant, params,
-                                                      pattern, multiplier):
+                                                      pattern, multiplier,
+                                                      key):
                 self._kfuse_refuse_in_capture(
                     capturing, f"param group {index} needs a new plan (first "
                     "step, other params with grads, a new state, or "
@@ -565,6 +604,9 @@ class KfuseOptimizer(torch.optim.Optimizer):
             group = groups[index]
             for name, value in runtime.variant.plan_hypers(group):
                 runtime.sync(name, value, capturing)
+            for name, value in self._kfuse_group_hypers(index, group,
+                                                        runtime).items():
+                runtime.sync(name, value, capturing)
             for name, value in shared.items():
                 runtime.sync(name, value, capturing)
             if not runtime.multiplier:
@@ -578,10 +620,36 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 value = negated
             runtime.sync("inv_scale", value, capturing)
         _launch(plans, scaling)
+        self._kfuse_launched(active)
         for runtime in fallbacks:
             self._kfuse_fallback_step(runtime)
         if scaler is not None:
             self._kfuse_report_found_inf(scaler, plans)
+
+    # -- hooks of optimizers that keep state outside state[p] (FusedNovoGrad)
+
+    def _kfuse_runtime_key(self, group, variant):
+        """The objects outside state[p] a group's plans are built on (a
+        tuple, compared by identity): when one changes, the plans are
+        rebuilt."""
+        return ()
+
+    def _kfuse_group_states(self, index, group, variant, members):
+        """{IR name: one tensor per member} for the variant's group_states
+        (per-tensor states the optimizer keeps outside state[p])."""
+        raise NotImplementedError(
+            f"{self._kfuse_name}: the update keeps per-tensor states "
+            f"{', '.join(variant.group_states)} outside state[p], and this "
+            "optimizer does not provide them")
+
+    def _kfuse_group_hypers(self, index, group, runtime):
+        """Hypers of param group `index` at this step beyond its options
+        ({IR name: number or CUDA tensor})."""
+        return {}
+
+    def _kfuse_launched(self, active):
+        """Called after the launches of a step, with the indices of the
+        param groups that ran."""
 
     def _kfuse_clip_mode(self, runtime, members):
         """kfuse.multi_tensor's clip_grad_norm for the plans of `members` (of
@@ -719,7 +787,8 @@ class KfuseOptimizer(torch.optim.Optimizer):
                      multiplier, old):
         if old is not None:
             self._kfuse_retire(old)
-        runtime = _GroupRuntime(group, variant, params, pattern, multiplier)
+        runtime = _GroupRuntime(group, variant, params, pattern, multiplier,
+                                self._kfuse_runtime_key(group, variant))
         chosen = [(position, param) for position, (param, grad)
                   in enumerate(zip(params, grads)) if grad is not None]
         if not chosen:
@@ -745,11 +814,19 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 else value
         update = _update_for(variant)
         clip = self._kfuse_clip_mode(runtime, members)
+        group_states = {}
+        if variant.group_states:
+            group_states = self._kfuse_group_states(index, group, variant,
+                                                    members)
+            # The hook may have created them (the key then changes).
+            runtime.key = self._kfuse_runtime_key(group, variant)
         for cohort in _spec.step_cohorts(steps):
             cohort_params = [members[i] for i in cohort]
             states = {ir_name: [_local(self.state[p][key])
                                 for p in cohort_params]
                       for key, ir_name in variant.states}
+            for ir_name, tensors in group_states.items():
+                states[ir_name] = [tensors[i] for i in cohort]
             hypers = dict(initial)
             if variant.step is not None:
                 hypers["step"] = steps[cohort[0]]
@@ -893,24 +970,42 @@ class KfuseOptimizer(torch.optim.Optimizer):
         if variant.step == "exposed" and state.get("step") is None:
             state["step"] = self._kfuse_step_tensor(group, param, 0.0)
         created = False
-        for key, _ in variant.states:
+        for key, ir_name in variant.states:
             tensor = state.get(key)
+            where = (f"{self._kfuse_name}: state '{key}' of param {position} "
+                     f"of param group {index}")
+            if ir_name in variant.tensor_states:
+                # One float32 per tensor: the norm of a DTensor's shard is
+                # not the param's.
+                if _is_dtensor(param):
+                    raise NotImplementedError(
+                        f"{where} is per tensor, and the param is "
+                        f"{_placement_text(param)}: a shard's reduction is "
+                        "not the param's")
+                if tensor is None:
+                    state[key] = torch.zeros(1, dtype=torch.float32,
+                                             device=param.device)
+                    created = True
+                elif not isinstance(tensor, torch.Tensor) or \
+                        tensor.numel() != 1 or \
+                        tensor.dtype != torch.float32 or \
+                        tensor.device != param.device:
+                    raise RuntimeError(
+                        f"{where} is {_tensor_text(tensor, dtype=True)}; a "
+                        "per-tensor state is one float32 element on the "
+                        f"param's device ({param.device})")
+                continue
             if tensor is None:
                 state[key] = torch.zeros_like(
                     param, memory_format=torch.preserve_format)
                 created = True
                 continue
-            where = (f"{self._kfuse_name}: state '{key}' of param {position} "
-                     f"of param group {index}")
             if not isinstance(tensor, torch.Tensor) or \
                     tensor.shape != param.shape or \
                     tensor.device != param.device:
                 raise RuntimeError(
-                    f"{where} is " + (f"{tuple(tensor.shape)} on "
-                                      f"{tensor.device}"
-                                      if isinstance(tensor, torch.Tensor)
-                                      else type(tensor).__name__) +
-                    f", the param {tuple(param.shape)} on {param.device}")
+                    f"{where} is {_tensor_text(tensor)}, the param "
+                    f"{tuple(param.shape)} on {param.device}")
             if not _placed_alike(tensor, param):
                 raise RuntimeError(
                     f"{where} is {_placement_text(tensor)}, the param "
@@ -1143,7 +1238,46 @@ class Lars(KfuseOptimizer):
         super().__init__(params, defaults, check_stale, max_grad_norm)
 
 
-class FusedLAMB(KfuseOptimizer):
+class _ApexOptimizer(KfuseOptimizer):
+    """What Apex's fused optimizers share: group['step'] counts the steps
+    of each param group (a "hidden" count the plans keep on the device),
+    and zero_grad sets the grads to None unless set_grad_none=False."""
+
+    set_grad_none = True
+
+    def zero_grad(self, set_to_none=None):
+        if set_to_none is None and self.set_grad_none:
+            set_to_none = True
+        if set_to_none is None:
+            super().zero_grad()
+        else:
+            super().zero_grad(set_to_none=set_to_none)
+
+    def step(self, closure=None, *, grad_scaler=None):
+        loss = super().step(closure, grad_scaler=grad_scaler)
+        for group in self.param_groups:
+            group["step"] = group.get("step", 0) + 1
+        return loss
+
+    def state_dict(self):
+        if self._kfuse_grad_scaling:
+            # Skipped steps were skipped on the device: read its counts.
+            for runtime in self._kfuse_runtimes:
+                if runtime is not None and runtime.cohorts:
+                    count = runtime.cohorts[0].mtu.get_hyper("step")
+                    runtime.group["step"] = int(count)
+        return super().state_dict()
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        for group in self.param_groups:
+            for param in group["params"]:
+                if self.state.get(param):
+                    self._kfuse_hidden_steps[param] = float(
+                        group.get("step", 0))
+
+
+class FusedLAMB(_ApexOptimizer):
     """Apex's FusedLAMB (apex.optimizers.FusedLAMB) over
     library/optim/lamb.mlir: Adam's direction scaled per tensor by the trust
     ratio ||p|| / ||r||, with the grads divided by
@@ -1179,20 +1313,6 @@ class FusedLAMB(KfuseOptimizer):
         self.adam_w_mode = 1 if adam_w_mode else 0
         self.set_grad_none = set_grad_none
         self.use_nvlamb = use_nvlamb
-
-    def zero_grad(self, set_to_none=None):
-        if set_to_none is None and self.set_grad_none:
-            set_to_none = True
-        if set_to_none is None:
-            super().zero_grad()
-        else:
-            super().zero_grad(set_to_none=set_to_none)
-
-    def step(self, closure=None, *, grad_scaler=None):
-        loss = super().step(closure, grad_scaler=grad_scaler)
-        for group in self.param_groups:
-            group["step"] = group.get("step", 0) + 1
-        return loss
 
     def _kfuse_clip_mode(self, runtime, members):
         # The plan's norm covers its own grads: those must be all of them.
@@ -1245,22 +1365,193 @@ class FusedLAMB(KfuseOptimizer):
         self._kfuse_last_norm = norm
         return {"global_grad_norm": norm, **options}
 
-    def state_dict(self):
-        if self._kfuse_grad_scaling:
-            # Skipped steps were skipped on the device: read its counts.
-            for runtime in self._kfuse_runtimes:
-                if runtime is not None and runtime.cohorts:
-                    count = runtime.cohorts[0].mtu.get_hyper("step")
-                    runtime.group["step"] = int(count)
-        return super().state_dict()
+
+class FusedNovoGrad(_ApexOptimizer):
+    """Apex's FusedNovoGrad (apex.optimizers.FusedNovoGrad) over
+    library/optim/novograd.mlir: Adam-like moments whose second moment is
+    one running norm per tensor (L2, or max-abs with norm_type=0). Same
+    signature, param groups and state: group['step'] counts the steps,
+    state[p]['exp_avg'] is the first moment, and group['exp_avg_sq'] is
+    Apex's [16-bit norms, float32 norms], one float32 per param with a grad
+    in param order (so state_dict carries it). On a group's first step the
+    norms start from the grads' norms (unless init_zero), computed in the
+    kernel: no host sync. One plan per param group and dtype, each one
+    launch a step (the norms' phase and the update's).
+
+    Unlike Apex, bfloat16 params are taken too; their norms are in slot 0,
+    which one group cannot share between float16 and bfloat16 params.
+    GradScaler works (a skipped step leaves the norms as they were, and a
+    skipped first step still initializes them at the next one), and so does
+    max_grad_norm= (keyword only, as the other drop-ins)."""
+
+    _kfuse_spec = _spec.FUSED_NOVOGRAD
+
+    def __init__(self, params, lr=1e-3, bias_correction=True,
+                 betas=(0.9, 0.999), eps=1e-8, weight_decay=0.,
+                 amsgrad=False, reg_inside_moment=False, grad_averaging=True,
+                 norm_type=2, init_zero=False, set_grad_none=True, *,
+                 check_stale=True, max_grad_norm=None):
+        _spec.check_novograd_args(norm_type, amsgrad)
+        _spec.check_adam_args(lr, betas, eps, weight_decay)
+        defaults = dict(lr=lr, bias_correction=bias_correction, betas=betas,
+                        eps=eps, weight_decay=weight_decay,
+                        grad_averaging=grad_averaging, norm_type=norm_type,
+                        init_zero=init_zero)
+        super().__init__(params, defaults, check_stale, max_grad_norm)
+        self.moment_mode = 0 if reg_inside_moment else 1
+        self.set_grad_none = set_grad_none
+
+    def _kfuse_reset(self, check_stale=True):
+        super()._kfuse_reset(check_stale)
+        # id(group) -> (group, init_from_norm): 1.0 until the first step
+        # that creates the group's norms has run; under a GradScaler a
+        # device flag instead, cleared by a step that was not skipped.
+        self._kfuse_norms_pending = {}
+
+    def add_param_group(self, param_group):
+        if isinstance(param_group, dict):
+            _spec.check_novograd_args(
+                param_group.get("norm_type", self.defaults.get("norm_type")))
+        super().add_param_group(param_group)
 
     def load_state_dict(self, state_dict):
         super().load_state_dict(state_dict)
+        self._kfuse_norms_pending = {}
+        # As Apex: the norms go to the params' device.
         for group in self.param_groups:
-            for param in group["params"]:
-                if self.state.get(param):
-                    self._kfuse_hidden_steps[param] = float(
-                        group.get("step", 0))
+            norms = group.get("exp_avg_sq")
+            if isinstance(norms, tuple):
+                norms = group["exp_avg_sq"] = list(norms)
+            if group["params"] and isinstance(norms, list):
+                device = group["params"][0].device
+                for slot, entry in enumerate(norms):
+                    if isinstance(entry, torch.Tensor):
+                        norms[slot] = entry.to(device=device,
+                                               dtype=torch.float32)
+
+    def state_dict(self):
+        # Resolve the device flags of first steps (state_dict syncs anyway
+        # under a GradScaler).
+        for key, (group, flag) in list(self._kfuse_norms_pending.items()):
+            if isinstance(flag, torch.Tensor) and float(flag) == 0.0:
+                del self._kfuse_norms_pending[key]
+        return super().state_dict()
+
+    def _kfuse_runtime_key(self, group, variant):
+        norms = group.get("exp_avg_sq")
+        if norms is None:
+            return ()
+        return (norms,) + tuple(norms) if isinstance(norms, list) else \
+            (norms,)
+
+    def _kfuse_build(self, index, group, variant, params, grads, pattern,
+                     multiplier, old):
+        # One step count a group, as Apex's group['step']: the plans' count
+        # (flushed as the old plans retire), or the group's before any.
+        if old is not None:
+            self._kfuse_retire(old)
+        known = [self._kfuse_hidden_steps[p] for p in group["params"]
+                 if p in self._kfuse_hidden_steps]
+        self._kfuse_group_count = max(known) if known else \
+            float(group.get("step", 0))
+        return super()._kfuse_build(index, group, variant, params, grads,
+                                    pattern, multiplier, None)
+
+    def _kfuse_init_state(self, index, position, group, variant, param):
+        super()._kfuse_init_state(index, position, group, variant, param)
+        self._kfuse_hidden_steps[param] = self._kfuse_group_count
+        return self._kfuse_group_count
+
+    def _kfuse_group_states(self, index, group, variant, members):
+        """Views norms[i:i+1] of the group's exp_avg_sq for `members` (the
+        params with grads, in param order), created at the group's first
+        step as Apex does: one norm per param, 16-bit ones in slot 0."""
+        where = f"{self._kfuse_name}: param group {index}"
+        if any(map(_is_dtensor, members)):
+            raise NotImplementedError(
+                f"{where} has DTensor params: a norm per tensor over a "
+                "shard is not the param's norm")
+        devices = {p.device for p in members}
+        if len(devices) > 1:
+            raise NotImplementedError(
+                f"{where} has params on {len(devices)} devices; Apex's "
+                "exp_avg_sq holds a group's norms in one tensor: use one "
+                "param group per device")
+        halves = {p.dtype for p in members if p.dtype != torch.float32}
+        if len(halves) > 1:
+            raise RuntimeError(
+                f"{where} mixes float16 and bfloat16 params; exp_avg_sq "
+                "keeps one list of norms for a group's 16-bit params (Apex's "
+                "layout): put them in separate param groups")
+        device = members[0].device
+        slots = ([], [])
+        for position, param in enumerate(members):
+            slots[_spec.novograd_slot(str(param.dtype).split(".")[-1])
+                  ].append(position)
+        norms = group.get("exp_avg_sq")
+        if norms is None:
+            norms = group["exp_avg_sq"] = [
+                torch.zeros(len(positions), dtype=torch.float32,
+                            device=device) for positions in slots]
+            if not group["init_zero"]:
+                self._kfuse_norms_pending[id(group)] = (group, 1.0)
+        elif not isinstance(norms, list) or len(norms) != 2:
+            raise RuntimeError(f"{where}: exp_avg_sq must be Apex's list "
+                               "[16-bit norms, float32 norms]")
+        for slot, positions in enumerate(slots):
+            entry = norms[slot]
+            count = 0 if entry is None else entry.numel()
+            if count != len(positions):
+                raise RuntimeError(
+                    f"{where}: exp_avg_sq[{slot}] holds {count} norms, but "
+                    f"{len(positions)} "
+                    f"{'float32' if slot else '16-bit'} params have grads; "
+                    "FusedNovoGrad keeps one norm per param that had a grad "
+                    "at the group's first step (as Apex)")
+            if entry is None or entry.device != device or \
+                    entry.dtype != torch.float32 or \
+                    not entry.is_contiguous():
+                norms[slot] = torch.zeros(0, dtype=torch.float32,
+                                          device=device) if entry is None \
+                    else entry.to(device=device, dtype=torch.float32,
+                                  memory_format=torch.contiguous_format)
+        views = [None] * len(members)
+        for slot, positions in enumerate(slots):
+            for row, position in enumerate(positions):
+                views[position] = norms[slot][row:row + 1]
+        return {"exp_avg_sq": views}
+
+    def _kfuse_group_hypers(self, index, group, runtime):
+        _spec.check_novograd_args(group["norm_type"])
+        pending = self._kfuse_norms_pending.get(id(group))
+        if pending is None or pending[0] is not group:
+            return {"init_from_norm": 0.0}
+        flag = pending[1]
+        if self._kfuse_grad_scaling and not isinstance(flag, torch.Tensor):
+            # A skipped first step must initialize at the next one: the
+            # flag stays 1 on the device until a step is not skipped.
+            flag = torch.ones((), dtype=torch.float32,
+                              device=runtime.plans()[0].device)
+            self._kfuse_norms_pending[id(group)] = (group, flag)
+        return {"init_from_norm": flag}
+
+    def _kfuse_launched(self, active):
+        for index in active:
+            group = self.param_groups[index]
+            pending = self._kfuse_norms_pending.get(id(group))
+            if pending is None:
+                continue
+            flag = pending[1]
+            if isinstance(flag, torch.Tensor):
+                found_inf = self._kfuse_runtimes[index].plans()[0].found_inf
+                flag.logical_and_(found_inf.reshape(()))
+            else:
+                del self._kfuse_norms_pending[id(group)]
+
+    def _kfuse_step_hypers(self, inv_scale):
+        hypers = super()._kfuse_step_hypers(inv_scale)
+        hypers["reg_inside_moment"] = 0.0 if self.moment_mode else 1.0
+        return hypers
 
 
 def _class_name(path):
