@@ -26,6 +26,7 @@
 
 #include "codegen/CudaEmitter.h"
 #include "codegen/CudaMultiTensor.h"
+#include "codegen/CudaNames.h"
 #include "codegen/CudaOps.h"
 #include "codegen/CudaPrelude.h"
 #include "codegen/PtxEmitter.h"
@@ -115,60 +116,27 @@ int64_t getNumElements(RankedTensorType type) {
   return type.hasStaticShape() ? type.getNumElements() : -1;
 }
 
-/// `text` with every character that cannot be in a C++ identifier replaced.
-std::string sanitizeIdentifier(StringRef text) {
-  std::string name;
-  for (char c : text)
-    name += llvm::isAlnum(c) ? c : '_';
-  if (name.empty() || llvm::isDigit(name.front()) || name.front() == '_')
-    name = "a_" + name;
-  return name;
-}
+/// The names the update kernels' templates fix, and for multi-tensor
+/// kernels those of the table walk.
+const llvm::StringRef kKernelNames[] = {"u",     "n",   "i",      "j",
+                                        "count", "tid", "stride", "vectors"};
+const llvm::StringRef kMultiTensorNames[] = {
+    "entries",    "chunks",    "num_chunks",
+    "hypers",     "found_inf", "done_counter",
+    "c",          "chunk",     "entry",
+    "vector_end", "prev",      "finite",
+    "k",          "partials",  "totals",
+    "arrivals",   "barrier",   "queue",
+    "u",          "n",         "i",
+    "j",          "count",     "tid",
+    "stride",     "vectors"};
 
-/// Identifiers of one kernel: valid C++, unique, and clear of keywords and
-/// of the names the kernel template and the prelude use.
-class NameTable {
+/// Identifiers of one kernel.
+class NameTable : public CudaNameTable {
 public:
-  explicit NameTable(bool multiTensor = false) {
-    if (multiTensor)
-      for (const char *reserved :
-           {"entries",      "chunks", "num_chunks", "hypers",    "found_inf",
-            "done_counter", "c",      "chunk",      "entry",     "vector_end",
-            "prev",         "finite", "nullptr",    "atomicAdd", "k",
-            "partials",     "totals", "arrivals",   "barrier",   "queue"})
-        used.insert(reserved);
-    for (const char *reserved :
-         {"u",       "n",        "i",         "j",        "count",
-          "tid",     "stride",   "vectors",   "auto",     "bool",
-          "break",   "case",     "char",      "const",    "continue",
-          "default", "delete",   "do",        "double",   "else",
-          "enum",    "extern",   "false",     "float",    "for",
-          "goto",    "if",       "inline",    "int",      "long",
-          "new",     "operator", "private",   "public",   "register",
-          "return",  "short",    "signed",    "sizeof",   "static",
-          "struct",  "switch",   "template",  "this",     "true",
-          "typedef", "union",    "unsigned",  "void",     "volatile",
-          "while",   "class",    "namespace", "using",    "asm",
-          "alignas", "restrict", "threadIdx", "blockIdx", "blockDim",
-          "gridDim", "warpSize", "fmodf",     "fmaxf",    "fminf",
-          "sqrtf",   "powf",     "expf",      "logf",     "fabsf",
-          "tanhf",   "fmaf",     "copysignf"})
-      used.insert(reserved);
-  }
-
-  /// A fresh identifier like `base`. Names from the user (`fromUser`) stay
-  /// clear of the `kfuse` prefix of generated names.
-  std::string unique(StringRef base, bool fromUser = false) {
-    std::string name = sanitizeIdentifier(base);
-    if (fromUser && StringRef(name).starts_with("kfuse"))
-      name = "a_" + name;
-    while (!used.insert(name).second)
-      name += "_";
-    return name;
-  }
-
-private:
-  llvm::StringSet<> used;
+  explicit NameTable(bool multiTensor = false)
+      : CudaNameTable(multiTensor ? ArrayRef<StringRef>(kMultiTensorNames)
+                                  : ArrayRef<StringRef>(kKernelNames)) {}
 };
 
 /// One parameter of a kernel being built, with its names in the source.

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/CudaNames.h"
 #include "codegen/CudaNormInternal.h"
 
 #include "codegen/CudaOps.h"
@@ -150,58 +151,17 @@ static __device__ __forceinline__ T kfuse_unstage(unsigned from) {
 }
 )cuda";
 
-/// `text` with every character that cannot be in a C++ identifier replaced.
-std::string sanitizeIdentifier(StringRef text) {
-  std::string name;
-  for (char c : text)
-    name += llvm::isAlnum(c) ? c : '_';
-  if (name.empty() || llvm::isDigit(name.front()) || name.front() == '_')
-    name = "a_" + name;
-  return name;
-}
+/// The locals the norm kernels' templates fix.
+const llvm::StringRef kNormKernelNames[] = {
+    "lane", "slot",  "group", "row",      "valid", "offset", "vec",
+    "i",    "j",     "m",     "w",        "s",     "b",      "k",
+    "col",  "grid",  "rows",  "partials", "total", "chunk",  "parity",
+    "part", "other", "t",     "p"};
 
-/// Identifiers of the generated source: valid, unique, and clear of
-/// keywords, CUDA builtins and the kernels' fixed locals.
-class NameTable {
+/// Identifiers of the generated source.
+class NameTable : public CudaNameTable {
 public:
-  NameTable() {
-    for (const char *reserved :
-         {"lane",      "slot",      "group",    "row",      "valid",
-          "offset",    "vec",       "i",        "j",        "m",
-          "w",         "s",         "b",        "k",        "col",
-          "grid",      "rows",      "partials", "total",    "chunk",
-          "parity",    "part",      "other",    "t",        "p",
-          "auto",      "bool",      "break",    "case",     "char",
-          "const",     "continue",  "default",  "delete",   "do",
-          "double",    "else",      "enum",     "extern",   "false",
-          "float",     "for",       "goto",     "if",       "inline",
-          "int",       "long",      "new",      "operator", "private",
-          "public",    "register",  "return",   "short",    "signed",
-          "sizeof",    "static",    "struct",   "switch",   "template",
-          "this",      "true",      "typedef",  "union",    "unsigned",
-          "void",      "volatile",  "while",    "class",    "namespace",
-          "using",     "asm",       "alignas",  "restrict", "threadIdx",
-          "blockIdx",  "blockDim",  "gridDim",  "warpSize", "fmodf",
-          "fmaxf",     "fminf",     "sqrtf",    "powf",     "expf",
-          "logf",      "fabsf",     "tanhf",    "fmaf",     "copysignf",
-          "nullptr",   "constexpr", "decltype", "noexcept", "static_assert",
-          "__shared__"})
-      used.insert(reserved);
-  }
-
-  /// A fresh identifier like `base`. Names from the user stay clear of the
-  /// `kfuse` prefix of generated names.
-  std::string unique(StringRef base, bool fromUser = false) {
-    std::string name = sanitizeIdentifier(base);
-    if (fromUser && StringRef(name).starts_with("kfuse"))
-      name = "a_" + name;
-    while (!used.insert(name).second)
-      name += "_";
-    return name;
-  }
-
-private:
-  llvm::StringSet<> used;
+  NameTable() : CudaNameTable(kNormKernelNames) {}
 };
 
 /// What one element loop computes: the per-thread part of row reductions,
