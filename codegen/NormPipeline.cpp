@@ -2,6 +2,7 @@
 
 #include "codegen/NormPipeline.h"
 
+#include "codegen/DiagnosticErrors.h"
 #include "codegen/Pipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "passes/Passes.h"
@@ -20,37 +21,6 @@
 using namespace mlir;
 
 namespace kfuse {
-
-namespace {
-/// Collects error diagnostics as FILE:LINE:COL: error: text (and their
-/// notes) for an llvm::Error.
-class ErrorCollector {
-public:
-  explicit ErrorCollector(MLIRContext *context)
-      : stream(text), handler(context, [this](Diagnostic &diag) {
-          if (diag.getSeverity() != DiagnosticSeverity::Error)
-            return success();
-          stream << formatLocation(diag.getLocation()) << ": error: " << diag
-                 << "\n";
-          for (Diagnostic &note : diag.getNotes())
-            // The IR dump MLIR attaches to op errors is noise here.
-            if (!StringRef(note.str()).starts_with("see current operation"))
-              stream << formatLocation(note.getLocation()) << ": note: " << note
-                     << "\n";
-          return success();
-        }) {}
-  llvm::Error takeError(StringRef fallback) {
-    stream.flush();
-    StringRef message = StringRef(text).rtrim();
-    return llvm::createStringError(message.empty() ? fallback : message);
-  }
-
-private:
-  std::string text;
-  llvm::raw_string_ostream stream;
-  ScopedDiagnosticHandler handler;
-};
-} // namespace
 
 llvm::Expected<OwningOpRef<ModuleOp>>
 parseNorm(MLIRContext &context, StringRef text, StringRef bufferName) {
@@ -84,7 +54,7 @@ llvm::Error runNormPipeline(ModuleOp module, const NormSpecialization &spec) {
     options.argDTypes = llvm::join(names, ",");
   }
 
-  ErrorCollector errors(module.getContext());
+  DiagnosticErrors errors(module.getContext());
   PassManager pm(module.getContext());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createSpecializeNormPass(options));
@@ -202,7 +172,7 @@ llvm::Expected<NormPlan> emitNormPlan(ModuleOp module,
   if (!norm)
     return llvm::createStringError(
         "no func.func with the 'kfuse.norm' attribute");
-  ErrorCollector errors(module.getContext());
+  DiagnosticErrors errors(module.getContext());
   FailureOr<NormPlan> plan = emitNormCuda(norm, options);
   if (failed(plan))
     return errors.takeError("norm code generation failed");

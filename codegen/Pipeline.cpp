@@ -3,6 +3,7 @@
 #include "codegen/Pipeline.h"
 
 #include "codegen/CudaEmitter.h"
+#include "codegen/DiagnosticErrors.h"
 #include "dialect/KFuseUpdate.h"
 #include "dialect/SourceLimits.h"
 #include "passes/Passes.h"
@@ -135,18 +136,7 @@ parseUpdate(MLIRContext &context, StringRef text, StringRef bufferName) {
 llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
                         const PipelineOptions &options) {
   MLIRContext *context = module.getContext();
-  std::string text;
-  llvm::raw_string_ostream stream(text);
-  ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error) {
-      stream << formatLocation(diag.getLocation()) << ": error: " << diag
-             << "\n";
-      for (Diagnostic &note : diag.getNotes())
-        stream << formatLocation(note.getLocation()) << ": note: " << note
-               << "\n";
-    }
-    return success();
-  });
+  DiagnosticErrors errors(context);
 
   // Per-tensor reductions and states run over the multi-tensor table: it
   // is what gives each chunk its tensor (a table of one for one tensor).
@@ -202,11 +192,8 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   funcPm.addPass(createFuseElementwisePass(fuse));
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
-  if (failed(pm.run(module))) {
-    stream.flush();
-    return llvm::createStringError(text.empty() ? "the kfuse pipeline failed"
-                                                : StringRef(text).rtrim());
-  }
+  if (failed(pm.run(module)))
+    return errors.takeError("the kfuse pipeline failed");
   return llvm::Error::success();
 }
 
@@ -254,21 +241,12 @@ llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
   if (llvm::Error error = runPipeline(**module, spec, options))
     return std::move(error);
 
-  std::string diagnostics;
-  llvm::raw_string_ostream stream(diagnostics);
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    stream << formatLocation(diag.getLocation()) << ": error: " << diag << "\n";
-    return success();
-  });
+  DiagnosticErrors errors(&context);
   PtxTarget ptxTarget{ptxSm};
   FailureOr<KernelPlan> plan =
       emitCuda(findUpdate(**module), ptxSm ? &ptxTarget : nullptr);
-  if (failed(plan)) {
-    stream.flush();
-    return llvm::createStringError(diagnostics.empty()
-                                       ? "code generation failed"
-                                       : StringRef(diagnostics).rtrim());
-  }
+  if (failed(plan))
+    return errors.takeError("code generation failed");
   return std::move(*plan);
 }
 

@@ -1,6 +1,7 @@
 //===- Jit.cpp - compile and launch updates on the GPU --------------------===//
 
 #include "runtime/Jit.h"
+#include "codegen/DiagnosticErrors.h"
 #include "dialect/SourceLimits.h"
 #include "runtime/CacheKey.h"
 #include "runtime/Dump.h"
@@ -343,18 +344,11 @@ llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args,
   values.tensors = tensors;
   for (auto [info, arg, elements] : llvm::zip(argInfos, args, tensors))
     values.scalars.push_back(info.perTensor ? elements.front() : arg.value);
-  std::string diagnostics;
-  llvm::raw_string_ostream stream(diagnostics);
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    stream << formatLocation(diag.getLocation()) << ": error: " << diag << "\n";
-    return mlir::success();
-  });
+  DiagnosticErrors errors(&context);
   if (mlir::failed(
           interpretUpdate(findUpdate(**module), values, Precision::F32)))
-    return makeError(ErrorCode::InvalidArgument,
-                     diagnostics.empty()
-                         ? "the interpreter failed"
-                         : llvm::StringRef(diagnostics).rtrim());
+    return withCode(errors.takeError("the interpreter failed"),
+                    ErrorCode::InvalidArgument);
   for (auto [index, info] : llvm::enumerate(argInfos))
     if (info.perTensor)
       values.tensors[index] = {values.scalars[index]};

@@ -3,6 +3,7 @@
 #include "tools/kfuse/Commands.h"
 
 #include "codegen/CudaEmitter.h"
+#include "codegen/DiagnosticErrors.h"
 #include "codegen/NormPipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "dialect/SourceLimits.h"
@@ -287,19 +288,12 @@ static int compileUpdate(const CommonOptions &options, const std::string &emit,
       return reportError(sm.takeError());
     ptxSm = *sm;
   }
-  std::string diagnostics;
-  raw_string_ostream diagnosticStream(diagnostics);
-  FailureOr<KernelPlan> plan = [&] {
-    ScopedDiagnosticHandler handler(input.context.get(), [&](Diagnostic &diag) {
-      diagnosticStream << formatLocation(diag.getLocation())
-                       << ": error: " << diag << "\n";
-      return success();
-    });
-    PtxTarget ptxTarget{ptxSm};
-    return emitCuda(findUpdate(*input.module), ptxSm ? &ptxTarget : nullptr);
-  }();
+  DiagnosticErrors errors(input.context.get());
+  PtxTarget ptxTarget{ptxSm};
+  FailureOr<KernelPlan> plan =
+      emitCuda(findUpdate(*input.module), ptxSm ? &ptxTarget : nullptr);
   if (failed(plan))
-    return reportError(createStringError(StringRef(diagnostics).rtrim()));
+    return reportError(errors.takeError("code generation failed"));
   input.times.emitMs = msSince(stage);
 
   if (emit == "mlir")
