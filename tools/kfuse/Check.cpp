@@ -47,6 +47,18 @@ static Expected<DeviceCheck> checkOnDevice(StringRef text,
                         "run on the GPU through bench/test_gpu.py";
     return result;
   }
+  // A reduction or a state at the tensor level needs the table: a plan.
+  bool needsTable =
+      reference.walk([](ReduceOp) { return WalkResult::interrupt(); })
+          .wasInterrupted() ||
+      llvm::any_of(llvm::seq(reference.getNumArguments()),
+                   [&](unsigned i) { return isPerTensorArg(reference, i); });
+  if (needsTable) {
+    result.skipReason = "updates with reductions or states at the tensor "
+                        "level run as multi-tensor plans, on the GPU through "
+                        "bench/test_gpu_optim_reduce.py";
+    return result;
+  }
   Expected<CudaDriver &> driver = CudaDriver::get();
   if (!driver) {
     result.skipReason = toString(driver.takeError());
