@@ -16,9 +16,9 @@ using namespace kfuse;
 
 namespace {
 
-std::string readAdamW() {
+std::string readLibrary(llvm::StringRef file = "adamw.mlir") {
   auto buffer = llvm::MemoryBuffer::getFile(std::string(KFUSE_SOURCE_DIR) +
-                                            "/library/optim/adamw.mlir");
+                                            "/library/optim/" + file.str());
   EXPECT_TRUE(bool(buffer));
   return buffer ? (*buffer)->getBuffer().str() : "";
 }
@@ -28,9 +28,14 @@ UpdateValues makeGroup(func::FuncOp update, int64_t size, std::mt19937 &rng) {
   std::normal_distribution<double> normal;
   UpdateValues group;
   group.tensors.resize(update.getNumArguments());
+  group.scalars.resize(update.getNumArguments());
   for (unsigned i = 0, e = update.getNumArguments(); i < e; ++i) {
     if (getArgRole(update, i) == Role::hyper)
       continue;
+    if (isPerTensorArg(update, i)) {
+      group.scalars[i] = std::fabs(normal(rng)) + 0.5; // a running norm
+      continue;
+    }
     for (int64_t j = 0; j < size; ++j) {
       double x = static_cast<float>(normal(rng));
       group.tensors[i].push_back(
@@ -53,12 +58,12 @@ std::vector<double> defaultHypers(func::FuncOp update, double step) {
 class MultiTensorInterpreterTest : public ::testing::Test {
 protected:
   /// AdamW through the pipeline with the given multi-tensor options.
-  func::FuncOp compile(bool gradScaling) {
+  func::FuncOp compile(bool gradScaling, llvm::StringRef file = "adamw.mlir") {
     context = createContext();
     PipelineOptions options;
     options.multiTensor = true;
     options.gradScaling = gradScaling;
-    auto parsed = parseUpdate(*context, readAdamW(), "adamw.mlir");
+    auto parsed = parseUpdate(*context, readLibrary(file), file);
     EXPECT_TRUE(bool(parsed));
     if (!parsed)
       return nullptr;
@@ -95,6 +100,37 @@ TEST_F(MultiTensorInterpreterTest, GroupsOfAnySizeMatchOneUpdateEach) {
   EXPECT_FALSE(*skipped);
   for (size_t g = 0; g < groups.size(); ++g)
     EXPECT_EQ(groups[g].tensors, expected[g].tensors) << "group " << g;
+}
+
+TEST_F(MultiTensorInterpreterTest, EachGroupKeepsItsTensorLevelState) {
+  // NovoGrad: the running norm of each group is its own, read and written
+  // as the group's scalar, while the hypers are the plan's.
+  func::FuncOp multi = compile(/*gradScaling=*/false, "novograd.mlir");
+  ASSERT_TRUE(multi);
+  unsigned norm = 3;
+  ASSERT_EQ(getArgName(multi, norm), "exp_avg_sq");
+  ASSERT_TRUE(isPerTensorArg(multi, norm));
+  std::mt19937 rng(6);
+  std::vector<UpdateValues> groups;
+  for (int64_t size : {3, 500, 1})
+    groups.push_back(makeGroup(multi, size, rng));
+  std::vector<double> hypers = defaultHypers(multi, 2);
+
+  std::vector<UpdateValues> expected = groups;
+  for (UpdateValues &group : expected) {
+    double own = group.scalars[norm];
+    group.scalars = hypers;
+    group.scalars[norm] = own;
+    ASSERT_TRUE(succeeded(interpretUpdate(multi, group, Precision::F64)));
+  }
+  FailureOr<bool> skipped =
+      interpretMultiTensor(multi, groups, hypers, Precision::F64);
+  ASSERT_TRUE(succeeded(skipped));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    EXPECT_EQ(groups[g].tensors, expected[g].tensors) << "group " << g;
+    EXPECT_EQ(groups[g].scalars[norm], expected[g].scalars[norm]);
+    EXPECT_NE(groups[g].scalars[norm], groups[(g + 1) % 3].scalars[norm]);
+  }
 }
 
 TEST_F(MultiTensorInterpreterTest, NonFiniteGradSkipsEveryGroup) {
