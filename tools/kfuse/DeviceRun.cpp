@@ -22,11 +22,19 @@ static double roundTo(DType dtype, double value) {
   }
 }
 
+/// Elements of argument `arg` for tensors of `numel`: one for a state at the
+/// tensor level.
+static int64_t countOf(const ArgInfo &arg, int64_t numel) {
+  return arg.perTensor ? 1 : numel;
+}
+
 std::vector<ArgInfo> withStorageDTypes(ArrayRef<ArgInfo> args,
                                        const Specialization &spec) {
   std::vector<ArgInfo> result(args.begin(), args.end());
   for (ArgInfo &arg : result)
-    if (arg.role == ArgRole::param)
+    if (arg.perTensor)
+      continue; // f32 whatever the element states' dtype
+    else if (arg.role == ArgRole::param)
       arg.dtype = spec.paramDType;
     else if (arg.role == ArgRole::grad)
       arg.dtype = spec.gradDType;
@@ -48,7 +56,7 @@ UpdateValues makeRandomInputs(ArrayRef<ArgInfo> args, int64_t numel,
     }
     bool secondMoment = StringRef(arg.name).contains("sq");
     std::vector<double> &tensor = values.tensors[index];
-    tensor.resize(numel);
+    tensor.resize(countOf(arg, numel));
     for (double &element : tensor) {
       double x = normal(rng);
       if (arg.role == ArgRole::state)
@@ -86,7 +94,8 @@ Expected<DeviceTensors> DeviceTensors::upload(CudaDriver &driver,
   for (auto [index, arg] : llvm::enumerate(args)) {
     if (arg.role == ArgRole::hyper)
       continue;
-    size_t bytes = std::max<size_t>(1, numel * dtypeSize(arg.dtype));
+    size_t bytes =
+        std::max<size_t>(1, countOf(arg, numel) * dtypeSize(arg.dtype));
     Expected<DeviceBuffer> buffer = DeviceBuffer::allocate(driver, bytes);
     if (!buffer)
       return buffer.takeError();
@@ -101,10 +110,11 @@ Expected<DeviceTensors> DeviceTensors::upload(CudaDriver &driver,
 
 Error DeviceTensors::write(unsigned index, ArrayRef<double> values) const {
   const ArgInfo &arg = args[index];
-  if (numel == 0)
+  int64_t count = countOf(arg, numel);
+  if (count == 0)
     return Error::success();
-  std::vector<uint8_t> staging(numel * dtypeSize(arg.dtype));
-  for (int64_t i = 0; i < numel; ++i) {
+  std::vector<uint8_t> staging(count * dtypeSize(arg.dtype));
+  for (int64_t i = 0; i < count; ++i) {
     double value = values[i];
     if (arg.dtype == DType::f32) {
       float f = static_cast<float>(value);
@@ -129,7 +139,7 @@ DeviceTensors::launchArgs(const UpdateValues &values) const {
       continue;
     }
     launch[index].data = reinterpret_cast<const void *>(buffers[index].get());
-    launch[index].numel = numel;
+    launch[index].numel = countOf(arg, numel);
     launch[index].dtype = arg.dtype;
   }
   return launch;
@@ -138,18 +148,19 @@ DeviceTensors::launchArgs(const UpdateValues &values) const {
 Error DeviceTensors::download(UpdateValues &values) const {
   std::vector<uint8_t> staging;
   for (auto [index, arg] : llvm::enumerate(args)) {
-    if (arg.role == ArgRole::hyper || numel == 0)
+    int64_t count = countOf(arg, numel);
+    if (arg.role == ArgRole::hyper || count == 0)
       continue;
     unsigned size = dtypeSize(arg.dtype);
-    staging.resize(numel * size);
+    staging.resize(count * size);
     if (Error error = driver->check(driver->cuMemcpyDtoH(staging.data(),
                                                          buffers[index].get(),
                                                          staging.size()),
                                     "cuMemcpyDtoH"))
       return error;
     std::vector<double> &tensor = values.tensors[index];
-    tensor.resize(numel);
-    for (int64_t i = 0; i < numel; ++i) {
+    tensor.resize(count);
+    for (int64_t i = 0; i < count; ++i) {
       if (arg.dtype == DType::f32) {
         float f;
         std::memcpy(&f, &staging[i * 4], 4);
