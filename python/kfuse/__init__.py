@@ -22,6 +22,7 @@ from ._capi import F32, BF16, F16, LEVEL_NAMES, ROLE_NAMES, ArgInfoStruct
 from ._capi import ArgStruct
 from ._capi import KfuseError, check, hyper_value, lib, library_dir
 from ._capi import read_source
+from ._checks import check_device_tensor, check_per_tensor
 from ._version import __version__
 
 __all__ = ["__version__", "Update", "ArgInfo", "KfuseError",
@@ -48,16 +49,6 @@ def device_arch():
     buf = ctypes.create_string_buffer(32)
     check(lib().kfuse_device_arch(buf, len(buf)))
     return buf.value.decode()
-
-
-def check_per_tensor(torch, tensor, where):
-    """Raises KfuseError unless `tensor` can hold a per-tensor state: one
-    float32 element (any alignment: typically a view norms[i:i+1])."""
-    if tensor.numel() != 1 or tensor.dtype != torch.float32:
-        raise KfuseError(
-            f"{where} is a per-tensor state: one float32 element (e.g. a "
-            f"view norms[i:i+1]), got {tensor.numel()} element(s) of "
-            f"{tensor.dtype}", "INVALID_ARGUMENT")
 
 
 def _dtype_code(torch, tensor, name):
@@ -172,23 +163,9 @@ class Update:
             if value is None:
                 raise KfuseError(f"missing tensor '{info.name}'",
                                  "INVALID_ARGUMENT")
-            if not isinstance(value, torch.Tensor):
-                raise KfuseError(
-                    f"'{info.name}' must be a torch.Tensor, got "
-                    f"{type(value).__name__}", "INVALID_ARGUMENT")
-            if not value.is_cuda:
-                raise KfuseError(
-                    f"tensor '{info.name}' is on {value.device}, not a CUDA "
-                    "device", "INVALID_ARGUMENT")
-            if device is None:
-                device = value.device
-            elif value.device != device:
-                raise KfuseError(
-                    f"tensor '{info.name}' is on {value.device} but earlier "
-                    f"tensors are on {device}", "INVALID_ARGUMENT")
-            if not value.is_contiguous():
-                raise KfuseError(f"tensor '{info.name}' is not contiguous",
-                                 "INVALID_ARGUMENT")
+            device = check_device_tensor(torch, value,
+                                         f"tensor '{info.name}'", device,
+                                         "earlier tensors")
             if info.level == "tensor":
                 check_per_tensor(torch, value, f"tensor '{info.name}'")
             args[index].data = value.data_ptr() or None

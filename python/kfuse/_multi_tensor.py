@@ -40,6 +40,8 @@ import weakref
 
 from ._capi import F32, ArgInfoStruct, ArgStruct, KfuseError, ROLE_NAMES
 from ._capi import check, hyper_value, lib
+from ._checks import check_device_tensor, check_per_tensor
+from ._checks import invalid as _invalid
 
 __all__ = ["MultiTensorUpdate", "multi_tensor"]
 
@@ -56,10 +58,6 @@ _STEP_SCAN = 2
 _STEP_UPDATE = 4
 
 _get_grad = operator.attrgetter("grad")
-
-
-def _invalid(message):
-    return KfuseError(message, "INVALID_ARGUMENT")
 
 
 def _stream_handle(torch, stream, device):
@@ -316,21 +314,9 @@ class MultiTensorUpdate:
         for name in self._tensor_names:
             tensor = group[name]
             where = f"tensor group {index}: tensor '{name}'"
-            if not isinstance(tensor, torch.Tensor):
-                raise _invalid(f"{where} is a {type(tensor).__name__}, not a "
-                               "torch.Tensor")
-            if not tensor.is_cuda:
-                raise _invalid(f"{where} is on {tensor.device}, not a CUDA "
-                               "device")
-            if device is None:
-                device = tensor.device
-            elif tensor.device != device:
-                raise _invalid(f"{where} is on {tensor.device} but the "
-                               f"group's other tensors are on {device}")
-            if not tensor.is_contiguous():
-                raise _invalid(f"{where} is not contiguous")
+            device = check_device_tensor(torch, tensor, where, device,
+                                         "the group's other tensors")
             if name in self._per_tensor:
-                from . import check_per_tensor
                 check_per_tensor(torch, tensor, where)
         return dict(group)
 

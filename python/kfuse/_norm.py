@@ -29,6 +29,8 @@ import threading
 from collections import namedtuple
 
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib
+from ._checks import check_device_tensor
+from ._checks import invalid as _invalid
 from ._capi import F32, BF16, F16, NORM_ROLE_NAMES, SHAPE_NAMES
 from ._capi import ArgStruct, KfuseError, NormArgDescStruct
 from ._capi import check_norm, hyper_value, library_dir, norm_lib, OK
@@ -42,10 +44,6 @@ NormArgInfo = namedtuple("NormArgInfo", ["name", "role", "shape", "default"])
 
 _DTYPE_CODES = {"float32": F32, "bfloat16": BF16, "float16": F16,
                 "f32": F32, "bf16": BF16, "f16": F16}
-
-
-def _invalid(message):
-    return KfuseError(message, "INVALID_ARGUMENT")
 
 
 def _dtype_code(dtype, name):
@@ -367,16 +365,8 @@ class Norm:
                 elif last != cols:
                     raise _invalid(f"tensor '{name}' has last dimension "
                                    f"{last} but '{shaped_by}' has {cols}")
-            if not value.is_cuda:
-                raise _invalid(f"tensor '{name}' is on {value.device}, not "
-                               "a CUDA device")
-            if device is None:
-                device = value.device
-            elif value.device != device:
-                raise _invalid(f"tensor '{name}' is on {value.device} but "
-                               f"earlier tensors are on {device}")
-            if not value.is_contiguous():
-                raise _invalid(f"tensor '{name}' is not contiguous")
+            device = check_device_tensor(torch, value, f"tensor '{name}'",
+                                         device, "earlier tensors")
             code = codes.get(value.dtype)
             if code is None:
                 raise _invalid(f"tensor '{name}' has unsupported dtype "
