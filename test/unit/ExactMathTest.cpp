@@ -119,8 +119,8 @@ Mismatches runCheck(const char *kernel) {
             CUDA_SUCCESS);
   CUdeviceptr pointer = buffer->get();
   void *params[] = {&pointer};
-  EXPECT_EQ(driver.launchKernel(function, unsigned(device->smCount) * 8, 1,
-                                256, 0, nullptr, params,
+  EXPECT_EQ(driver.launchKernel(function, unsigned(device->smCount) * 8, 1, 256,
+                                0, nullptr, params,
                                 CudaDriver::LaunchMode::Plain),
             CUDA_SUCCESS);
   Mismatches found{};
@@ -147,17 +147,16 @@ TEST(ExactMathTest, SqrtMatchesSqrtfOnEveryFloat) {
   if (!kfuse::testing::haveGpu())
     GTEST_SKIP() << "no CUDA device";
   Mismatches found = runCheck("check_sqrt");
-  EXPECT_EQ(found.count, 0u) << "first mismatch at bits 0x" << std::hex
-                             << found.firstA;
+  EXPECT_EQ(found.count, 0u)
+      << "first mismatch at bits 0x" << std::hex << found.firstA;
 }
 
 TEST(ExactMathTest, DivMatchesTheOperator) {
   if (!kfuse::testing::haveGpu())
     GTEST_SKIP() << "no CUDA device";
   Mismatches found = runCheck("check_div");
-  EXPECT_EQ(found.count, 0u)
-      << "first mismatch at 0x" << std::hex << found.firstA << " / 0x"
-      << found.firstB;
+  EXPECT_EQ(found.count, 0u) << "first mismatch at 0x" << std::hex
+                             << found.firstA << " / 0x" << found.firstB;
 }
 
 } // namespace

@@ -1,0 +1,213 @@
+//===- CudaEmitterInternal.h - the update emitter's pieces ------*- C++ -*-===//
+//
+// The update code generator over two files: CudaEmitter.cpp collects the
+// update's arguments and ops, emits element functions and the single-tensor
+// kernels; CudaUpdateMultiTensor.cpp emits the multi-tensor kernels (the
+// table walk, reduction phases, the grid-barrier kernel, the found-inf scan)
+// and the states at the tensor level.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KFUSE_CODEGEN_CUDAEMITTERINTERNAL_H
+#define KFUSE_CODEGEN_CUDAEMITTERINTERNAL_H
+
+#include "codegen/CudaEmitter.h"
+#include "codegen/CudaMultiTensor.h"
+#include "codegen/CudaNames.h"
+#include "codegen/PtxEmitter.h"
+#include "dialect/KFuseUpdate.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <string>
+#include <vector>
+
+namespace kfuse::update {
+
+using namespace mlir;
+
+/// The type of a uniform value (CudaEmitter.cpp).
+std::string getUniformType(Type type);
+
+constexpr unsigned kBlockSize = 256;
+constexpr unsigned kMaxVectorBytes = 16;
+
+/// The storage dtype of a tensor element type, if it has one.
+inline std::optional<DType> getStorageDType(Type type) {
+  if (type.isF32())
+    return DType::f32;
+  if (type.isBF16())
+    return DType::bf16;
+  if (type.isF16())
+    return DType::f16;
+  if (type.isInteger(1))
+    return DType::pred;
+  return std::nullopt;
+}
+
+inline ArgRole toArgRole(Role role) {
+  switch (role) {
+  case Role::param:
+    return ArgRole::param;
+  case Role::grad:
+    return ArgRole::grad;
+  case Role::state:
+    return ArgRole::state;
+  case Role::hyper:
+    return ArgRole::hyper;
+  case Role::model:
+    return ArgRole::model;
+  }
+  return ArgRole::hyper;
+}
+
+/// Elements of a tensor type; -1 when a dimension is dynamic.
+inline int64_t getNumElements(RankedTensorType type) {
+  return type.hasStaticShape() ? type.getNumElements() : -1;
+}
+
+/// The names the update kernels' templates fix, and for multi-tensor
+/// kernels those of the table walk.
+inline const llvm::StringRef kKernelNames[] = {
+    "u", "n", "i", "j", "count", "tid", "stride", "vectors"};
+inline const llvm::StringRef kMultiTensorNames[] = {
+    "entries",    "chunks",    "num_chunks",
+    "hypers",     "found_inf", "done_counter",
+    "c",          "chunk",     "entry",
+    "vector_end", "prev",      "finite",
+    "k",          "partials",  "totals",
+    "arrivals",   "barrier",   "queue",
+    "u",          "n",         "i",
+    "j",          "count",     "tid",
+    "stride",     "vectors"};
+
+/// Identifiers of one kernel.
+class NameTable : public CudaNameTable {
+public:
+  explicit NameTable(bool multiTensor = false)
+      : CudaNameTable(multiTensor ? ArrayRef<StringRef>(kMultiTensorNames)
+                                  : ArrayRef<StringRef>(kKernelNames)) {}
+};
+
+/// One parameter of a kernel being built, with its names in the source.
+struct Slot {
+  KernelParam param;
+  Type elementType; // tensor element type, or the scalar's type
+  std::string name; // the kernel parameter
+  std::string in;   // the element function's input
+  std::string out;  // the element function's output
+};
+
+/// A store of the element function: `value` of the body, or the input of
+/// slot `copyFrom` (a deferred write), into written slot `slot`.
+struct Store {
+  unsigned slot;
+  Value value;
+  std::optional<unsigned> copyFrom;
+};
+
+/// A kernel whose parameters, uniform values and element function are
+/// emitted, ready for the loops that call the element function.
+struct KernelBody {
+  explicit KernelBody(bool multiTensor) : names(multiTensor) {}
+  NameTable names;
+  std::string name;
+  std::vector<Slot> slots;
+  std::string elementFunction;
+  std::string prologue;      // uniform math, in double
+  std::string entryPrologue; // uniform math on per-tensor reductions
+  std::string uniformInit;   // the statement that fills `u`
+  std::string uniformsType;
+  KernelInfo info;
+  /// Locals of the loops, per slot, named on first use.
+  DenseMap<unsigned, std::string> vectorIn, vectorOut, scalarOut;
+  /// What the direct PTX emitter needs of the body: the fused op, the slot
+  /// of each element input, the stores and the uniform struct's fields.
+  FusedOp fused;
+  SmallVector<std::pair<Value, unsigned>> elementInputs;
+  std::vector<Store> stores;
+  SmallVector<Value> uniformFields;
+  /// Reductions this kernel reads (index, local name), per tensor (read
+  /// each chunk) and over the list (read once), and those it accumulates (a
+  /// mean as a sum, divided by its count when the tensor's total is made).
+  SmallVector<std::pair<unsigned, std::string>> reducedInputs, listInputs;
+  std::vector<ChunkReduction> reductions;
+  /// The phase that also does the found-inf scan: it reads every grad and
+  /// writes nothing, so it tests the grads it loads and sets the flag.
+  bool scansGrads = false;
+  /// States at the tensor level (entry pointer, local name): those it reads
+  /// once per chunk, and the new values it stores once per tensor.
+  SmallVector<std::pair<unsigned, std::string>> stateInputs, entryStores;
+};
+
+class UpdateEmitter {
+public:
+  UpdateEmitter(func::FuncOp update, const PtxTarget *ptxTarget)
+      : update(update), ptxTarget(ptxTarget) {}
+  FailureOr<KernelPlan> emit();
+
+private:
+  LogicalResult readAttributes();
+  LogicalResult collectArgs();
+  LogicalResult collectOps();
+  LogicalResult collectReduce(ReduceOp reduce);
+  LogicalResult planStores();
+  LogicalResult planTensorStateWrite(WriteOp write);
+  /// The expression of `value`, uniform over a tensor, computed in the
+  /// kernel's entry prologue from hypers, reductions and per-tensor states.
+  FailureOr<std::string> emitEntryValue(Value value, KernelBody &kernel,
+                                        DenseMap<Value, std::string> &done);
+  std::string readTensorState(BlockArgument arg, KernelBody &kernel);
+  LogicalResult emitElementFunction(unsigned index, KernelBody &kernel,
+                                    std::string &out);
+  void emitGridStrideKernel(KernelBody &kernel, std::string &out);
+  std::string callElement(KernelBody &kernel,
+                          function_ref<std::string(unsigned)> input,
+                          function_ref<std::string(unsigned)> output);
+  std::string emitVectorStep(KernelBody &kernel, StringRef indent,
+                             bool fullyAligned);
+  std::string emitScalarStep(KernelBody &kernel, StringRef indent);
+  LogicalResult checkMultiTensor();
+  bool phaseCanScanGrads(unsigned index);
+  std::string emitFoundInfScan();
+  void emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
+                             SignatureForm form, std::string &out);
+  void emitBarrierKernel(ArrayRef<KernelInfo> phases, std::string &out);
+  std::string getVectorType(DType dtype, unsigned alignment);
+  PtxKernelSpec getPtxSpec(const KernelBody &kernel) const;
+  void emitPtx();
+
+  func::FuncOp update;
+  const PtxTarget *ptxTarget;
+  /// Single-tensor kernels as the direct PTX emitter takes them.
+  std::vector<PtxKernelSpec> ptxKernels;
+  KernelPlan plan;
+  unsigned vectorWidth = 1;
+  unsigned indexBits = 64;
+  /// The phases run in one kernel with grid barriers (kfuse.grid_barrier).
+  bool gridBarrier = false;
+  SmallVector<FusedOp> fusedOps;
+  DenseMap<Operation *, unsigned> kernelOf;
+  /// Reductions per tensor and over the list, numbered in program order.
+  DenseMap<Value, unsigned> reductionOf;
+  SmallVector<ReduceOp> reduces;
+  SmallVector<WriteOp> writes;
+  /// Per kernel, the writes of states at the tensor level it stores.
+  DenseMap<unsigned, SmallVector<WriteOp>> tensorStateWrites;
+  /// Function arguments the producing kernel of a result stores it to.
+  DenseMap<Value, SmallVector<BlockArgument, 1>> directTargets;
+  /// Results kept in a temporary, with its index.
+  DenseMap<Value, unsigned> temporaryOf;
+  /// Per kernel, the (result, argument) writes it performs as a copy from
+  /// the result's temporary, being the argument's last reader.
+  std::vector<SmallVector<std::pair<Value, BlockArgument>>> deferredCopies;
+  llvm::StringSet<> vectorTypeNames;
+  std::string vectorTypeDefs;
+};
+
+} // namespace kfuse::update
+
+#endif // KFUSE_CODEGEN_CUDAEMITTERINTERNAL_H
