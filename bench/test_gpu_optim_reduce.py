@@ -607,6 +607,37 @@ def adamw_caution_matches_float64_timm():
     return {"param_rel_l2": check_close("params", params, ref, 1e-5)}
 
 
+@test
+def adafactor_vector_matches_torch_in_float64():
+    """library/optim/adafactor_vector.mlir (Adafactor's unfactored path,
+    two per-tensor means) through optimizer_from_ir on vector params of
+    several sizes against torch.optim.Adafactor in float64 over 100 steps,
+    with weight decay: params and the per-element variance. torch's eps1 is
+    its dtype's epsilon by default, so both are given f32's."""
+    Adafactor = kopt.optimizer_from_ir(OPTIM / "adafactor_vector.mlir",
+                                       hyper_map={"eps": ("eps1", "eps2")})
+    gen = torch.Generator(device="cuda").manual_seed(395)
+    params = [torch.nn.Parameter(torch.randn(n, device="cuda", generator=gen))
+              for n in (1, 7, 768, 3072, 50257)]
+    ref = [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+    hp = dict(lr=1e-2, eps=(1.1920929e-07, 1e-3), weight_decay=0.01)
+    opt = Adafactor(params, **hp)
+    ref_opt = torch.optim.Adafactor(ref, **hp)
+    for _ in range(STEPS):
+        for p, r in zip(params, ref):
+            p.grad = torch.randn(p.shape, device="cuda", generator=gen)
+            r.grad = p.grad.double()
+        opt.step()
+        ref_opt.step()
+    torch.cuda.synchronize()
+    assert opt.launches_per_step == phase_launches(2), opt.launches_per_step
+    variance = [opt.state[p]["variance"] for p in params]
+    ref_variance = [ref_opt.state[r]["variance"] for r in ref]
+    return {"param_rel_l2": check_close("params", params, ref, 1e-5),
+            "variance_rel_l2": check_close("variance", variance,
+                                           ref_variance, 1e-5)}
+
+
 def clip_run(cls, torch_cls, seed, max_norm, groups=list, **hp):
     """`cls` with max_grad_norm=`max_norm` on an MLP's params (`groups` of
     them) against clip_grad_norm_(foreach) then `torch_cls`, over STEPS

@@ -131,7 +131,7 @@ LogicalResult UpdateEmitter::collectArgs() {
       unsigned size = dtypeSize(*dtype);
       minElementSize = std::min(minElementSize.value_or(size), size);
     } else if (isPerTensorArg(update, index)) {
-      info.perTensor = true; // one f32 per tensor
+      info.level = ArgLevel::tensor; // one f32 per tensor
     } else if (*role != Role::hyper || !arg.getType().isF32()) {
       return update.emitOpError()
              << "argument #" << index << " '" << name << "' of type "
@@ -250,7 +250,7 @@ LogicalResult UpdateEmitter::planStores() {
   DenseSet<Value> writtenArgs;
   for (WriteOp write : writes) {
     Value value = write.getValue();
-    if (plan.args[getWriteTarget(write).getArgNumber()].perTensor) {
+    if (plan.args[getWriteTarget(write).getArgNumber()].perTensor()) {
       if (failed(planTensorStateWrite(write)))
         return failure();
       continue;
@@ -403,7 +403,7 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       if (isa<RankedTensorType>(arg.getType())) {
         getSlot(arg, KernelParam::Kind::Tensor).param.read = true;
         elementInputs.push_back({element, slotOf.lookup(arg)});
-      } else if (plan.args[arg.getArgNumber()].perTensor) {
+      } else if (plan.args[arg.getArgNumber()].perTensor()) {
         // Uniform over the chunk's tensor, read once per chunk.
         uniformNames[element] = readTensorState(arg, kernel);
         entryValues.insert(element);

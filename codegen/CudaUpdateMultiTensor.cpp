@@ -85,7 +85,7 @@ UpdateEmitter::emitEntryValue(Value value, KernelBody &kernel,
   std::string expr;
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     unsigned index = arg.getArgNumber();
-    if (plan.args[index].perTensor) {
+    if (plan.args[index].perTensor()) {
       expr = readTensorState(arg, kernel);
     } else if (auto loaded = llvm::find_if(
                    kernel.slots,
@@ -164,7 +164,7 @@ LogicalResult UpdateEmitter::checkMultiTensor() {
     unsigned index = arg.getArgNumber();
     auto tensor = dyn_cast<RankedTensorType>(arg.getType());
     if (!tensor) {
-      if (plan.args[index].perTensor)
+      if (plan.args[index].perTensor())
         plan.tensorArgs.push_back(index); // an entry pointer to its value
       else if (getArgName(update, index) == "step")
         plan.stepArg = index;

@@ -29,14 +29,20 @@ enum class ArgRole { param, grad, state, hyper, model, input, output };
 const char *argRoleName(ArgRole role);
 
 /// One argument of the update, as a caller passes it.
+/// How many values an argument holds per tensor: one per element, one per
+/// tensor (a state at the tensor level), or, in a 2-D update, one per row
+/// (rows x 1) or per column (1 x columns). The C API's kfuse_arg_info.level.
+enum class ArgLevel : int32_t { element = 0, tensor = 1, row = 2, column = 3 };
+
 struct ArgInfo {
   std::string name;
   ArgRole role;
   DType dtype = DType::f32; // storage dtype of a tensor; f32 for scalars
   std::optional<double> defaultValue;
+  ArgLevel level = ArgLevel::element;
   /// A state at the tensor level (kfuse.level): one f32 per tensor, which a
   /// multi-tensor plan binds as a one-element tensor per group.
-  bool perTensor = false;
+  bool perTensor() const { return level == ArgLevel::tensor; }
 };
 
 /// One parameter of a generated kernel, in signature order.

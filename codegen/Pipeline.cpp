@@ -137,6 +137,16 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
                         const PipelineOptions &options) {
   MLIRContext *context = module.getContext();
   DiagnosticErrors errors(context);
+  if (func::FuncOp update = findUpdate(module);
+      update && isMatrixUpdate(update)) {
+    update.emitError()
+        << "'" << update.getSymName()
+        << "' is a 2-D update (params as matrices, states per row or per "
+           "column); kfuse generates no GPU code for 2-D updates yet: `kfuse "
+           "check` and kfuse_update_interpret_matrix run it in the "
+           "interpreter";
+    return errors.takeError("a 2-D update");
+  }
 
   // Per-tensor reductions and states run over the multi-tensor table: it
   // is what gives each chunk its tensor (a table of one for one tensor).
@@ -211,7 +221,13 @@ std::vector<ArgInfo> describeUpdate(func::FuncOp update) {
     info.name = getArgName(update, i);
     info.role = static_cast<ArgRole>(*getArgRole(update, i));
     info.defaultValue = getArgDefault(update, i);
-    info.perTensor = isPerTensorArg(update, i);
+    info.level =
+        isPerTensorArg(update, i) ? ArgLevel::tensor : ArgLevel::element;
+    if (auto tensor = dyn_cast<RankedTensorType>(update.getArgumentTypes()[i]);
+        tensor && tensor.getRank() == 2 && tensor.getDimSize(1) == 1)
+      info.level = ArgLevel::row;
+    else if (tensor && tensor.getRank() == 2 && tensor.getDimSize(0) == 1)
+      info.level = ArgLevel::column;
     Type element = getElementTypeOrSelf(update.getArgumentTypes()[i]);
     info.dtype = element.isBF16()  ? DType::bf16
                  : element.isF16() ? DType::f16
@@ -219,15 +235,6 @@ std::vector<ArgInfo> describeUpdate(func::FuncOp update) {
     args.push_back(std::move(info));
   }
   return args;
-}
-
-llvm::Expected<std::vector<ArgInfo>> describeUpdate(StringRef text,
-                                                    StringRef bufferName) {
-  MLIRContext &context = threadContext();
-  auto module = parseUpdate(context, text, bufferName);
-  if (!module)
-    return module.takeError();
-  return describeUpdate(findUpdate(**module));
 }
 
 llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,

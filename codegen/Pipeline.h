@@ -105,11 +105,6 @@ llvm::Error runPipeline(mlir::ModuleOp module, const Specialization &spec,
 /// tensor dtypes as written, f32 before specialization).
 std::vector<ArgInfo> describeUpdate(mlir::func::FuncOp update);
 
-/// The arguments of the update in `text` (names, roles, defaults; tensor
-/// dtypes as written, f32 before specialization).
-llvm::Expected<std::vector<ArgInfo>> describeUpdate(llvm::StringRef text,
-                                                    llvm::StringRef bufferName);
-
 /// parseUpdate + runPipeline + emitCuda, in a fresh context; with `ptxSm`
 /// (non-zero), also the direct PTX for sm_`ptxSm` (KernelPlan::ptx).
 llvm::Expected<KernelPlan> compileToPlan(llvm::StringRef text,

@@ -69,7 +69,10 @@ static LogicalResult verifyArgType(func::FuncOp func, unsigned index,
     return success();
   }
   bool normRole = role == Role::input || role == Role::output;
-  if (normRole ? isNormTensor(type) : isElementTensor(type))
+  // An update's tensors are 1-D, or 2-D for a param kept as a matrix with
+  // states per row or per column; verifyUpdate checks that they agree.
+  if (normRole ? isNormTensor(type)
+               : isElementTensor(type) || isNormTensor(type))
     return success();
   // An update's tensors may all be written as one element each (element
   // form); verifyUpdate checks that they agree.
@@ -78,7 +81,8 @@ static LogicalResult verifyArgType(func::FuncOp func, unsigned index,
     return success();
   return func.emitOpError()
          << "argument #" << index << " with role '" << stringifyRole(role)
-         << "' must be a " << (normRole ? "2-D" : "1-D") << " tensor of floats"
+         << "' must be a " << (normRole ? "2-D" : "1-D or 2-D")
+         << " tensor of floats"
          << (!normRole && update ? ", or a float scalar in element form" : "")
          << ", got " << type;
 }
@@ -192,6 +196,35 @@ static LogicalResult verifyWrittenOnly(func::FuncOp func, unsigned index,
   return success();
 }
 
+/// Checks the states of a 2-D update against `full`, the shape of its
+/// params, grads and models (argument `fullArg`): a state has that shape or
+/// is one value per row (rows x 1) or per column (1 x columns).
+static LogicalResult verifyMatrixUpdateShapes(func::FuncOp func,
+                                              RankedTensorType full,
+                                              unsigned fullArg) {
+  if (full.getDimSize(0) == 1 || full.getDimSize(1) == 1)
+    return func.emitOpError()
+           << "argument #" << fullArg << " of type " << full
+           << " has an extent of 1; a 2-D update's params are rows x columns "
+              "with neither fixed to 1";
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    if (getArgRole(func, i) != Role::state || isPerTensorArg(func, i))
+      continue;
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    ArrayRef<int64_t> dims = type.getShape(), fullDims = full.getShape();
+    bool perElement = dims == fullDims;
+    bool perRow = dims[0] == fullDims[0] && dims[1] == 1;
+    bool perColumn = dims[0] == 1 && dims[1] == fullDims[1];
+    if (!perElement && !perRow && !perColumn)
+      return func.emitOpError()
+             << "state argument #" << i << " ('" << getArgName(func, i)
+             << "') of type " << type << " fits no level of the params' "
+             << full << ": a state is per element (the same shape), per row "
+             << "(rows x 1) or per column (1 x columns)";
+  }
+  return success();
+}
+
 /// Checks the whole-function rules of an update: roles on every argument,
 /// one shape for every tensor, and each param written exactly once.
 static LogicalResult verifyUpdate(func::FuncOp func) {
@@ -202,8 +235,8 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
   if (func.isExternal())
     return func.emitOpError() << "an update must have a body";
 
-  RankedTensorType shape;
-  unsigned shapeArg = 0;
+  RankedTensorType shape, firstTensor;
+  unsigned shapeArg = 0, firstTensorArg = 0;
   std::optional<unsigned> scalarArg;
   bool hasParam = false;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
@@ -228,6 +261,17 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
       continue;
     }
     auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    if (!firstTensor) {
+      firstTensor = type;
+      firstTensorArg = i;
+    } else if (firstTensor.getRank() != type.getRank()) {
+      return func.emitOpError()
+             << "argument #" << i << " of type " << type << " and argument #"
+             << firstTensorArg << " of type " << firstTensor
+             << " differ in rank; an update's tensors are all 1-D or all 2-D";
+    }
+    if (type.getRank() == 2 && *role == Role::state)
+      continue; // per element, row or column: verifyMatrixUpdateShapes
     if (!shape) {
       shape = type;
       shapeArg = i;
@@ -235,13 +279,20 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
       return func.emitOpError()
              << "argument #" << i << " of type " << type
              << " does not have the shape of argument #" << shapeArg << " ("
-             << shape << "); every tensor of an update has one shape";
+             << shape << "); every tensor of an update has one shape"
+             << (type.getRank() == 2
+                     ? ", but for a 2-D update's states per row or column"
+                     : "");
     }
   }
-  if (scalarArg && shape)
+  if (shape && shape.getRank() == 2 &&
+      failed(verifyMatrixUpdateShapes(func, shape, shapeArg)))
+    return failure();
+  if (scalarArg && firstTensor)
     return func.emitOpError()
            << "argument #" << *scalarArg << " is a scalar and argument #"
-           << shapeArg << " a tensor; an update's params, grads, states and "
+           << firstTensorArg
+           << " a tensor; an update's params, grads, states and "
            << "models are all tensors, or all scalars (element form)";
   if (!hasParam)
     return func.emitOpError()

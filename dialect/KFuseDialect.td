@@ -19,7 +19,8 @@ def KFuse_Dialect : Dialect {
   let description = [{
     An optimizer update is a `func.func` carrying the `kfuse.update` unit
     attribute. Its arguments carry a `kfuse.role`: `param`, `grad` and `state`
-    arguments are 1-D tensors of one shape, `hyper` arguments are scalars. The
+    arguments are 1-D tensors of one shape (or 2-D, below), `hyper`
+    arguments are scalars. The
     body is whole-tensor elementwise math in `arith` and `math`; the dialect
     adds only what those lack: scalar broadcast (`kfuse.broadcast`), storage
     to compute casts (`kfuse.convert`), the in-place update of params and
@@ -48,6 +49,31 @@ def KFuse_Dialect : Dialect {
     kfuse-horizontal), `kfuse.found_inf` (skip steps with non-finite grads,
     kfuse-grad-scaling) and `kfuse.grid_barrier` (the reduction phases in
     one cooperative launch, kfuse-schedule-phases).
+
+    An update's tensors may instead be 2-D, for an optimizer that keeps
+    statistics of a param's rows and columns (Adafactor's factored second
+    moment): params, grads and models are `tensor<?x?xT>`, a state is one
+    value per element (the same shape), per row (`tensor<?x1xT>`) or per
+    column (`tensor<1x?xT>`), and a value per tensor is a `tensor<1x1xT>`,
+    as in a norm below. The interpreter and `kfuse check` run such updates;
+    no GPU code is generated for them yet.
+
+    ```mlir
+    func.func @row_decay(%p: tensor<?x?xf32> {kfuse.role = #kfuse.role<param>},
+                         %g: tensor<?x?xf32> {kfuse.role = #kfuse.role<grad>},
+                         %r: tensor<?x1xf32> {kfuse.role = #kfuse.role<state>})
+        attributes {kfuse.update} {
+      %sq = arith.mulf %g, %g : tensor<?x?xf32>
+      %row = kfuse.reduce <sum> %sq dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+      %r_new = arith.addf %r, %row : tensor<?x1xf32>
+      %r_b = kfuse.broadcast %r_new like %p : tensor<?x1xf32>, tensor<?x?xf32>
+      %step = arith.divf %g, %r_b : tensor<?x?xf32>
+      %p_new = arith.subf %p, %step : tensor<?x?xf32>
+      kfuse.write %p_new to %p : tensor<?x?xf32>
+      kfuse.write %r_new to %r : tensor<?x1xf32>
+      return
+    }
+    ```
 
     A normalization is a `func.func` carrying `kfuse.norm`. Its tensors are
     2-D: `tensor<?x?xT>` holds one element per (row, column),

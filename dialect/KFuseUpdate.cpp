@@ -27,6 +27,21 @@ bool isElementForm(func::FuncOp func) {
   return false;
 }
 
+bool isMatrixUpdate(func::FuncOp func) {
+  return isUpdate(func) && llvm::any_of(func.getArgumentTypes(), [](Type type) {
+           auto tensor = dyn_cast<RankedTensorType>(type);
+           return tensor && tensor.getRank() == 2;
+         });
+}
+
+LogicalResult refuseMatrixUpdate(func::FuncOp func, StringRef pass) {
+  if (!isMatrixUpdate(func))
+    return success();
+  return func.emitError() << "'" << pass << "' takes 1-D updates; '"
+                          << func.getSymName()
+                          << "' is a 2-D update, which has no GPU code yet";
+}
+
 bool isNorm(func::FuncOp func) {
   return func->hasAttr(KFuseDialect::kNormAttrName);
 }

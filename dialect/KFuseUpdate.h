@@ -27,6 +27,16 @@ bool isNorm(mlir::func::FuncOp func);
 /// tensor form).
 bool isElementForm(mlir::func::FuncOp func);
 
+/// Whether update `func` keeps its params as matrices: its tensors are 2-D,
+/// with states per element, per row (rows x 1) or per column (1 x columns),
+/// as Adafactor's factored second moment. The norm interpreter runs it.
+bool isMatrixUpdate(mlir::func::FuncOp func);
+
+/// Fails with an error at `func` when it is a 2-D update, which `pass` (an
+/// update pass written for 1-D updates) does not take.
+mlir::LogicalResult refuseMatrixUpdate(mlir::func::FuncOp func,
+                                       llvm::StringRef pass);
+
 /// The role of argument `index`, if it has one.
 std::optional<Role> getArgRole(mlir::func::FuncOp func, unsigned index);
 

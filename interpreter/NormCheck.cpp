@@ -104,6 +104,10 @@ makeNormCheckInputs(func::FuncOp norm, int64_t rows, int64_t cols,
   for (unsigned i = 0; i < numArgs; ++i) {
     std::optional<Role> role = getArgRole(norm, i);
     std::string name = getArgName(norm, i);
+    if (isPerTensorArg(norm, i)) {
+      values.scalars[i] = 0.01 * std::fabs(sampler.sample());
+      continue;
+    }
     if (role == Role::hyper) {
       std::optional<double> value = getArgDefault(norm, i);
       if (!value)
@@ -113,7 +117,9 @@ makeNormCheckInputs(func::FuncOp norm, int64_t rows, int64_t cols,
       values.scalars[i] = *value;
       continue;
     }
-    if (role != Role::input)
+    bool updateRead = role == Role::param || role == Role::grad ||
+                      (role == Role::state && !isPerTensorArg(norm, i));
+    if (role != Role::input && !updateRead)
       continue;
     auto type = dyn_cast<RankedTensorType>(norm.getArgumentTypes()[i]);
     std::optional<NormExtents> extents = resolveNormExtents(type, rows, cols);
@@ -149,16 +155,26 @@ makeNormCheckInputs(func::FuncOp norm, int64_t rows, int64_t cols,
       continue;
     std::string name = getArgName(norm, input.index);
     double mean = 0.0, stddev = 1.0;
+    bool nonNegative = false;
     if (input.shape == TensorShape::Full && name == "x")
       mean = 1.0;
+    if (getArgRole(norm, input.index) == Role::state) {
+      // A second moment (its name says "sq" or "var") is non-negative.
+      nonNegative =
+          StringRef(name).contains("sq") || StringRef(name).contains("var");
+      stddev = nonNegative ? 0.01 : 0.1;
+    }
     if (input.shape == TensorShape::PerColumn && name == "weight") {
       mean = 1.0;
       stddev = 0.1;
     }
     std::vector<double> elements(
         static_cast<size_t>(input.extents.rows * input.extents.cols));
-    for (double &element : elements)
+    for (double &element : elements) {
       element = mean + stddev * sampler.sample();
+      if (nonNegative)
+        element = std::fabs(element);
+    }
     store(input, std::move(elements));
   }
 
@@ -177,6 +193,10 @@ makeNormCheckInputs(func::FuncOp norm, int64_t rows, int64_t cols,
     std::string name = getArgName(norm, input.index);
     std::vector<double> elements(static_cast<size_t>(input.extents.rows));
     for (int64_t r = 0; r < input.extents.rows; ++r) {
+      if (getArgRole(norm, input.index) == Role::state) {
+        elements[r] = 0.01 * std::fabs(sampler.sample());
+        continue;
+      }
       if (!xValues || (name != "mean" && name != "rstd")) {
         elements[r] = 0.5 + std::fabs(sampler.sample());
         continue;
@@ -366,6 +386,100 @@ FailureOr<NormCheckReport> runNormCheck(func::FuncOp norm,
       report.cases.push_back(std::move(check));
     }
   }
+  return report;
+}
+
+FailureOr<NormCheckReport>
+runMatrixUpdateCheck(func::FuncOp update, int steps,
+                     const NormCheckOptions &options) {
+  if (!update)
+    return failure();
+  if (!isMatrixUpdate(update))
+    return update.emitError()
+           << "function '" << update.getSymName() << "' is not a 2-D update";
+  unsigned numArgs = update.getNumArguments();
+  std::optional<unsigned> stepArg = findArg(update, "step", Role::hyper);
+  double tolerance = options.toleranceOverride > 0 ? options.toleranceOverride
+                                                   : options.f32Tolerance;
+  NormCheckReport report;
+  report.normName = update.getSymName().str();
+  report.seed = options.seed;
+  report.maxElements = options.maxElements;
+  for (auto [rows, cols] : options.updateShapes) {
+    if (rows * cols > options.maxElements) {
+      report.skippedShapes.push_back({rows, cols});
+      continue;
+    }
+    FailureOr<NormValues> initial =
+        makeNormCheckInputs(update, rows, cols, options.seed);
+    if (failed(initial))
+      return failure();
+    // Each mode carries its own params and states from step to step, as a
+    // training run would; the grads are the same draw for both.
+    NormValues exact = *initial, device = *initial;
+    for (int step = 1; step <= steps; ++step) {
+      if (step > 1) {
+        FailureOr<NormValues> fresh =
+            makeNormCheckInputs(update, rows, cols, options.seed + step);
+        if (failed(fresh))
+          return failure();
+        for (unsigned i = 0; i < numArgs; ++i)
+          if (getArgRole(update, i) == Role::grad)
+            exact.tensors[i] = device.tensors[i] = fresh->tensors[i];
+      }
+      if (stepArg)
+        exact.scalars[*stepArg] = device.scalars[*stepArg] = step;
+      for (auto [values, mode] : {std::pair(&exact, NormMode::Exact),
+                                  std::pair(&device, NormMode::Device)}) {
+        FailureOr<NormValues> written = runNorm(update, rows, *values, mode);
+        if (failed(written))
+          return failure();
+        for (unsigned i = 0; i < numArgs; ++i) {
+          if (written->tensors[i])
+            values->tensors[i] = std::move(written->tensors[i]);
+          if (written->scalars[i] && isPerTensorArg(update, i))
+            values->scalars[i] = written->scalars[i];
+        }
+      }
+    }
+    NormCheckCase check;
+    check.rows = rows;
+    check.cols = cols;
+    check.dtype = "f32";
+    check.tolerance = tolerance;
+    check.passed = true;
+    double worst = -1.0;
+    for (unsigned i = 0; i < numArgs; ++i) {
+      std::optional<Role> role = getArgRole(update, i);
+      if (role != Role::param && role != Role::state)
+        continue;
+      std::vector<double> actual, expected;
+      int64_t width = 1;
+      if (isPerTensorArg(update, i)) {
+        actual = {*device.scalars[i]};
+        expected = {*exact.scalars[i]};
+      } else {
+        actual = device.tensors[i]->elements;
+        expected = exact.tensors[i]->elements;
+        width = exact.tensors[i]->cols;
+      }
+      int64_t worstIndex = -1;
+      double error =
+          computeTensorError(actual, expected, /*errorFloor=*/1.0, &worstIndex);
+      check.passed &= error <= tolerance;
+      if (worst < 0 || !(error <= worst)) {
+        worst = error;
+        check.error = error;
+        check.worstOutput = getArgName(update, i);
+        check.worstRow = worstIndex >= 0 ? worstIndex / width : -1;
+        check.worstCol = worstIndex >= 0 ? worstIndex % width : -1;
+      }
+    }
+    report.cases.push_back(std::move(check));
+  }
+  if (report.cases.empty())
+    return update.emitError() << "no shape of the check is within its budget "
+                              << "of " << options.maxElements << " elements";
   return report;
 }
 

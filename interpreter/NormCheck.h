@@ -49,6 +49,10 @@ struct NormCheckOptions {
   /// both modes and the Device mode's full-shape outputs rounded to bf16,
   /// as the specialized form's loads and stores do.
   bool emulateBF16 = true;
+  /// The (rows, cols) a 2-D update is checked over: a single row, sizes
+  /// off every vector width, and a block's worth of rows.
+  std::vector<std::pair<int64_t, int64_t>> updateShapes = {
+      {1, 1000}, {3, 1024}, {37, 257}, {64, 1000}};
 };
 
 /// One (shape, storage) case of a norm check.
@@ -120,6 +124,18 @@ makeNormCheckInputs(mlir::func::FuncOp norm, int64_t rows, int64_t cols,
 /// norm cannot be run.
 mlir::FailureOr<NormCheckReport> runNormCheck(mlir::func::FuncOp norm,
                                               const NormCheckOptions &options);
+
+/// Runs `steps` steps of 2-D update `update` (isMatrixUpdate) in Device and
+/// in Exact mode over each of the options' updateShapes: the same inputs
+/// (params and states drawn as makeNormCheckInputs does, states named
+/// "sq" or "var" non-negative), fresh grads each step, each mode carrying
+/// its own params and states. Each case reports the largest error of any
+/// written param or state after the last step (errorFloor 1) against
+/// f32Tolerance (or toleranceOverride). Fails with a diagnostic when the
+/// update cannot be run.
+mlir::FailureOr<NormCheckReport>
+runMatrixUpdateCheck(mlir::func::FuncOp update, int steps,
+                     const NormCheckOptions &options);
 
 /// One line per case, then "check: N passed, M failed".
 void printNormCheckReport(const NormCheckReport &report, llvm::raw_ostream &os);

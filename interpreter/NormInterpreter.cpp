@@ -1,6 +1,8 @@
 //===- NormInterpreter.cpp - CPU reference interpreter of norms ----------===//
 //
-// Walks the norm's single block once. A value is a scalar or a row-major
+// Walks the function's single block once: a norm, or an update whose params
+// are matrices (isMatrixUpdate), whose reads are its params, grads and
+// states, and whose writes replace them. A value is a scalar or a row-major
 // 2-D buffer with its runtime extents; elementwise ops (also inside
 // kfuse.fused) reuse ElementOps, and kfuse.broadcast, kfuse.reduce and
 // kfuse.dim_size are handled here. Writes are collected and returned, so
@@ -60,6 +62,12 @@ private:
   /// The bound value of `value`, read by `user`.
   FailureOr<const NormValue *> lookup(Value value, Operation *user);
   /// "argument #i 'name'" for diagnostics.
+  /// Whether argument `index` is a tensor the function reads.
+  bool isReadTensor(unsigned index) const {
+    std::optional<Role> role = getArgRole(norm, index);
+    return role == Role::input || role == Role::param || role == Role::grad ||
+           (role == Role::state && !isPerTensorArg(norm, index));
+  }
   std::string describeArg(unsigned index) const {
     return "argument #" + std::to_string(index) + " '" +
            getArgName(norm, index) + "'";
@@ -150,9 +158,9 @@ LogicalResult NormInterpreter::resolveCols(const NormValues &inputs) {
   // bindArguments checks the others against it.
   for (unsigned i = 0, e = norm.getNumArguments(); i < e; ++i) {
     auto tensor = dyn_cast<RankedTensorType>(norm.getArgumentTypes()[i]);
-    if (getArgRole(norm, i) != Role::input || !tensor ||
-        tensor.getRank() != 2 || tensor.getDimSize(1) == 1 ||
-        i >= inputs.tensors.size() || !inputs.tensors[i])
+    if (!isReadTensor(i) || !tensor || tensor.getRank() != 2 ||
+        tensor.getDimSize(1) == 1 || i >= inputs.tensors.size() ||
+        !inputs.tensors[i])
       continue;
     cols = inputs.tensors[i]->cols;
     if (cols <= 0)
@@ -199,11 +207,24 @@ LogicalResult NormInterpreter::bindArguments(const NormValues &inputs) {
       continue;
     }
 
-    if (*role != Role::input && *role != Role::output)
+    if (isPerTensorArg(norm, index)) {
+      // A state of one value per tensor: a scalar, as a hyper.
+      if (index >= inputs.scalars.size() || !inputs.scalars[index])
+        return norm.emitError() << "no value for the state at the tensor "
+                                << "level " << describeArg(index);
+      bound.scalar = roundOnLoad ? roundToKind(*inputs.scalars[index], *kind)
+                                 : *inputs.scalars[index];
+      env[arg] = std::move(bound);
+      continue;
+    }
+    bool readOnly = *role == Role::input || *role == Role::grad;
+    bool writtenOnly = *role == Role::output || *role == Role::model;
+    if (!readOnly && !writtenOnly && *role != Role::param &&
+        *role != Role::state)
       return norm.emitError()
              << describeArg(index) << " has role '" << stringifyRole(*role)
-             << "'; a norm takes 'input', 'output' and "
-                "'hyper' arguments";
+             << "'; the norm interpreter takes a norm's 'input', 'output' and "
+                "'hyper' arguments, or a 2-D update's";
     auto tensor = dyn_cast<RankedTensorType>(arg.getType());
     if (!tensor || tensor.getRank() != 2)
       return norm.emitError() << describeArg(index) << " has type "
@@ -213,14 +234,14 @@ LogicalResult NormInterpreter::bindArguments(const NormValues &inputs) {
       return norm.emitError()
              << describeArg(index) << " of type " << tensor
              << " does not fit a norm over " << rows << " x " << cols;
-    if (*role == Role::output)
+    if (writtenOnly)
       continue; // written, never read
 
     const NormTensor *given = nullptr;
     if (index < inputs.tensors.size() && inputs.tensors[index])
       given = &*inputs.tensors[index];
     if (!given)
-      return norm.emitError() << "no tensor for input " << describeArg(index);
+      return norm.emitError() << "no tensor for " << describeArg(index);
     NormExtents givenExtents{given->rows, given->cols};
     if (!(givenExtents == *extents))
       return norm.emitError() << "input " << describeArg(index) << " is "
@@ -509,12 +530,25 @@ LogicalResult NormInterpreter::executeWrite(WriteOp op) {
   if (!target || target.getOwner() != &norm.getBody().front())
     return op.emitOpError() << "target is not an argument of the norm";
   unsigned index = target.getArgNumber();
-  if (getArgRole(norm, index) != Role::output)
-    return op.emitOpError()
-           << "writes " << describeArg(index) << ", which is not an output";
+  std::optional<Role> role = getArgRole(norm, index);
+  if (role != Role::output && role != Role::param && role != Role::state &&
+      role != Role::model)
+    return op.emitOpError() << "writes " << describeArg(index)
+                            << ", which is not an output, param, state or "
+                               "model";
   FailureOr<const NormValue *> value = lookup(op.getValue(), op);
   if (failed(value))
     return failure();
+  if (isPerTensorArg(norm, index)) {
+    if ((*value)->isTensor)
+      return op.emitOpError() << "writes a tensor to " << describeArg(index)
+                              << ", a state at the tensor level";
+    if (outputs.scalars[index])
+      return op.emitOpError()
+             << "writes " << describeArg(index) << " a second time";
+    outputs.scalars[index] = (*value)->scalar;
+    return success();
+  }
   if (!(*value)->isTensor)
     return op.emitOpError() << "writes a scalar";
   FailureOr<NormExtents> extents = getExtents(target.getType(), op);
@@ -553,9 +587,9 @@ LogicalResult NormInterpreter::execute(Operation *op) {
 }
 
 FailureOr<NormValues> NormInterpreter::run(const NormValues &inputs) {
-  if (!isNorm(norm))
-    return norm.emitError()
-           << "function '" << norm.getSymName() << "' is not marked kfuse.norm";
+  if (!isNorm(norm) && !isMatrixUpdate(norm))
+    return norm.emitError() << "function '" << norm.getSymName()
+                            << "' is neither a norm nor a 2-D update";
   if (norm.isExternal())
     return norm.emitError()
            << "norm '" << norm.getSymName() << "' has no body to interpret";

@@ -58,9 +58,10 @@ struct NormTensor {
 };
 
 /// A norm's arguments by index. As inputs: a tensor for every `input`
-/// argument and, optionally, a scalar for `hyper` arguments (absent: its
-/// kfuse.default). As results: a tensor for every `output` argument. Other
-/// slots are empty.
+/// argument (of a 2-D update: every param, grad and state), a scalar for a
+/// state at the tensor level and, optionally, for `hyper` arguments (absent:
+/// its kfuse.default). As results: a tensor for every written argument (a
+/// scalar for a state at the tensor level). Other slots are empty.
 struct NormValues {
   std::vector<std::optional<NormTensor>> tensors;
   std::vector<std::optional<double>> scalars;
@@ -80,7 +81,8 @@ std::optional<NormExtents> resolveNormExtents(mlir::RankedTensorType type,
 /// dimension 1 other than 1), if it has one.
 std::optional<int64_t> getStaticNormCols(mlir::func::FuncOp norm);
 
-/// Runs `norm` over `rows` rows on `inputs` and returns its outputs. The
+/// Runs `norm` (or a 2-D update, isMatrixUpdate) over `rows` rows on
+/// `inputs` and returns what it writes. The
 /// row length comes from the static types or the input tensors. Input
 /// tensors must have their type's extents; inputs declared bf16/f16 are
 /// rounded to that format on load in both modes (such a buffer holds

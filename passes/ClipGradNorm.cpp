@@ -33,6 +33,8 @@ struct ClipGradNormPass
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
+    if (failed(refuseMatrixUpdate(func, getArgument())))
+      return signalPassFailure();
     MLIRContext *context = func.getContext();
     SmallVector<BlockArgument> grads;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)

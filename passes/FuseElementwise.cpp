@@ -164,6 +164,8 @@ struct FuseElementwisePass
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
+    if (failed(refuseMatrixUpdate(func, getArgument())))
+      return signalPassFailure();
     sinkWrites(func);
     anchorBroadcastShapes(func);
     materializeUniformWrites(func);

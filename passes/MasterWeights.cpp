@@ -27,6 +27,8 @@ struct MasterWeightsPass
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
+    if (failed(refuseMatrixUpdate(func, getArgument())))
+      return signalPassFailure();
     MLIRContext *context = func.getContext();
     Builder attrs(context);
     // In param order: the runtime lays the copies out the same way.

@@ -403,6 +403,8 @@ struct SchedulePhasesPass
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
+    if (failed(refuseMatrixUpdate(func, getArgument())))
+      return signalPassFailure();
     PhaseScheduler scheduler(func);
     if (failed(scheduler.run()))
       return signalPassFailure();

@@ -89,6 +89,8 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
+    if (failed(refuseMatrixUpdate(func, getArgument())))
+      return signalPassFailure();
     if (failed(specialize(func)))
       signalPassFailure();
   }

@@ -162,7 +162,7 @@ static kfuse_status describeArg(llvm::ArrayRef<ArgInfo> args, size_t index,
   out->role = static_cast<int32_t>(info.role);
   out->has_default = info.defaultValue.has_value();
   out->default_value = info.defaultValue.value_or(0.0);
-  out->level = info.perTensor ? 1 : 0;
+  out->level = static_cast<int32_t>(info.level);
   return succeed();
 }
 
@@ -251,32 +251,53 @@ kfuse_status kfuse_update_compile_for_arch(const kfuse_update *update,
   });
 }
 
-kfuse_status kfuse_update_interpret(const kfuse_update *update,
-                                    kfuse_host_arg *args, size_t nargs) {
+/// Runs `interpret` on host arguments `args`, checked as a launch's are
+/// (host pointers for device ones), and copies the values it leaves back.
+static kfuse_status interpretOnHost(
+    const kfuse_update *update, kfuse_host_arg *args, size_t nargs,
+    llvm::function_ref<llvm::Error(llvm::ArrayRef<LaunchArg>,
+                                   std::vector<std::vector<double>> &)>
+        interpret) {
   return guarded([&] {
-    if (!update)
-      return fail(KFUSE_INVALID_ARGUMENT, "update is null");
-    if (!args && nargs != 0)
-      return fail(KFUSE_INVALID_ARGUMENT, "args is null");
-    // Checked as a launch's arguments are, host pointers for device ones.
     std::vector<kfuse_arg> asLaunch(nargs);
     std::vector<std::vector<double>> tensors(nargs);
-    for (size_t i = 0; i < nargs; ++i) {
+    for (size_t i = 0; args && i < nargs; ++i) {
       asLaunch[i] = {args[i].data, args[i].numel, args[i].dtype, args[i].value};
       if (args[i].data && args[i].numel > 0)
         tensors[i].assign(args[i].data, args[i].data + args[i].numel);
     }
     std::vector<LaunchArg> launchArgs;
-    if (kfuse_status status =
-            updateLaunchArgs(update, asLaunch.data(), nargs, launchArgs))
+    if (kfuse_status status = updateLaunchArgs(
+            update, args ? asLaunch.data() : nullptr, nargs, launchArgs))
       return status;
-    if (llvm::Error error = update->update->interpret(launchArgs, tensors))
+    if (llvm::Error error = interpret(launchArgs, tensors))
       return fail(std::move(error));
     for (size_t i = 0; i < nargs; ++i)
       if (args[i].data && args[i].numel > 0)
         std::copy(tensors[i].begin(), tensors[i].end(), args[i].data);
     return succeed();
   });
+}
+
+kfuse_status kfuse_update_interpret(const kfuse_update *update,
+                                    kfuse_host_arg *args, size_t nargs) {
+  return interpretOnHost(update, args, nargs,
+                         [&](llvm::ArrayRef<LaunchArg> launchArgs,
+                             std::vector<std::vector<double>> &tensors) {
+                           return update->update->interpret(launchArgs,
+                                                            tensors);
+                         });
+}
+
+kfuse_status kfuse_update_interpret_matrix(const kfuse_update *update,
+                                           kfuse_host_arg *args, size_t nargs,
+                                           int64_t rows, int64_t cols) {
+  return interpretOnHost(update, args, nargs,
+                         [&](llvm::ArrayRef<LaunchArg> launchArgs,
+                             std::vector<std::vector<double>> &tensors) {
+                           return update->update->interpretMatrix(
+                               launchArgs, rows, cols, tensors);
+                         });
 }
 
 kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,

@@ -11,6 +11,7 @@
 
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/Interpreter.h"
+#include "interpreter/NormInterpreter.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -31,6 +32,17 @@ unsigned commonAlignment(llvm::ArrayRef<const void *> pointers) {
       alignment /= 2;
   }
   return alignment;
+}
+
+llvm::Error checkTensorLevelArg(const ArgInfo &info, const LaunchArg &arg,
+                                const llvm::Twine &where) {
+  if (arg.numel == 1 && arg.data && arg.dtype == DType::f32)
+    return llvm::Error::success();
+  return makeError(ErrorCode::InvalidArgument,
+                   where + "'" + info.name +
+                       "' is a state at the tensor level: one f32, got " +
+                       llvm::Twine(arg.numel) + " elements of " +
+                       dtypeName(arg.dtype));
 }
 
 llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
@@ -61,12 +73,10 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
     }
     if (arg.dtype == DType::pred)
       return invalid("tensor '" + name + "' has unsupported dtype pred");
-    if (info.perTensor) {
+    if (info.perTensor()) {
       // One f32 per tensor, not of the state dtype or the element count.
-      if (arg.numel != 1 || !arg.data || arg.dtype != DType::f32)
-        return invalid(
-            "'" + name + "' is a state at the tensor level: one f32, got " +
-            llvm::Twine(arg.numel) + " elements of " + dtypeName(arg.dtype));
+      if (llvm::Error error = checkTensorLevelArg(info, arg))
+        return error;
       continue;
     }
     if (arg.numel < 0)
@@ -195,14 +205,26 @@ unsigned defaultBlocksPerSm() {
 
 llvm::Expected<std::unique_ptr<Update>>
 Update::create(llvm::StringRef text, llvm::StringRef sourceName) {
-  llvm::Expected<std::vector<ArgInfo>> infos = describeUpdate(text, sourceName);
-  if (!infos)
-    return withCode(infos.takeError(), ErrorCode::Parse);
+  auto module = parseUpdate(threadContext(), text, sourceName);
+  if (!module)
+    return withCode(module.takeError(), ErrorCode::Parse);
+  mlir::func::FuncOp func = findUpdate(**module);
   std::unique_ptr<Update> update(new Update());
   update->irText = text.str();
   update->name = sourceName.str();
-  update->argInfos = std::move(*infos);
+  update->argInfos = describeUpdate(func);
+  update->matrix = isMatrixUpdate(func);
   return std::move(update);
+}
+
+llvm::Error Update::checkHasKernel() const {
+  if (!matrix)
+    return llvm::Error::success();
+  return makeError(ErrorCode::Compile,
+                   "'" + name +
+                       "' is a 2-D update (params as matrices, states per row "
+                       "or per column); kfuse generates no GPU code for 2-D "
+                       "updates yet: kfuse_update_interpret_matrix runs it");
 }
 
 llvm::Expected<std::unique_ptr<Update>>
@@ -343,16 +365,89 @@ llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args,
   UpdateValues values;
   values.tensors = tensors;
   for (auto [info, arg, elements] : llvm::zip(argInfos, args, tensors))
-    values.scalars.push_back(info.perTensor ? elements.front() : arg.value);
+    values.scalars.push_back(info.perTensor() ? elements.front() : arg.value);
   DiagnosticErrors errors(&context);
   if (mlir::failed(
           interpretUpdate(findUpdate(**module), values, Precision::F32)))
     return withCode(errors.takeError("the interpreter failed"),
                     ErrorCode::InvalidArgument);
   for (auto [index, info] : llvm::enumerate(argInfos))
-    if (info.perTensor)
+    if (info.perTensor())
       values.tensors[index] = {values.scalars[index]};
   tensors = std::move(values.tensors);
+  return llvm::Error::success();
+}
+
+llvm::Error
+Update::interpretMatrix(llvm::ArrayRef<LaunchArg> args, int64_t rows,
+                        int64_t cols,
+                        std::vector<std::vector<double>> &tensors) const {
+  if (args.size() != argInfos.size() || tensors.size() != args.size())
+    return makeError(ErrorCode::InvalidArgument,
+                     "expected " + llvm::Twine(argInfos.size()) +
+                         " arguments and value arrays, got " +
+                         llvm::Twine(args.size()) + " and " +
+                         llvm::Twine(tensors.size()));
+  if (rows <= 0 || cols <= 0)
+    return makeError(ErrorCode::InvalidArgument,
+                     "a 2-D update runs over at least 1 x 1, got " +
+                         llvm::Twine(rows) + " x " + llvm::Twine(cols));
+  mlir::MLIRContext &context = threadContext();
+  auto module = parseUpdate(context, irText, name);
+  if (!module)
+    return withCode(module.takeError(), ErrorCode::Parse);
+  mlir::func::FuncOp update = findUpdate(**module);
+  if (!isMatrixUpdate(update))
+    return makeError(ErrorCode::InvalidArgument,
+                     "'" + name +
+                         "' is a 1-D update; run it with "
+                         "kfuse_update_interpret");
+  NormValues values(argInfos.size());
+  for (auto [index, info] : llvm::enumerate(argInfos)) {
+    const LaunchArg &arg = args[index];
+    if (info.role == ArgRole::hyper) {
+      values.scalars[index] = arg.value;
+      continue;
+    }
+    int64_t expected = info.level == ArgLevel::tensor   ? 1
+                       : info.level == ArgLevel::row    ? rows
+                       : info.level == ArgLevel::column ? cols
+                                                        : rows * cols;
+    if (arg.numel != expected ||
+        static_cast<int64_t>(tensors[index].size()) != expected)
+      return makeError(ErrorCode::InvalidArgument,
+                       "argument '" + info.name + "' has " +
+                           llvm::Twine(arg.numel) + " elements; over " +
+                           llvm::Twine(rows) + " x " + llvm::Twine(cols) +
+                           " it needs " + llvm::Twine(expected));
+    if (arg.dtype != info.dtype)
+      return makeError(ErrorCode::InvalidArgument,
+                       "argument '" + info.name + "' is " +
+                           dtypeName(arg.dtype) +
+                           "; a 2-D update takes its declared dtype, " +
+                           dtypeName(info.dtype));
+    if (info.level == ArgLevel::tensor) {
+      values.scalars[index] = tensors[index].front();
+      continue;
+    }
+    NormTensor tensor;
+    tensor.rows = info.level == ArgLevel::column ? 1 : rows;
+    tensor.cols = info.level == ArgLevel::row ? 1 : cols;
+    tensor.elements = tensors[index];
+    values.tensors[index] = std::move(tensor);
+  }
+  DiagnosticErrors errors(&context);
+  mlir::FailureOr<NormValues> written =
+      runNorm(update, rows, values, NormMode::Device);
+  if (mlir::failed(written))
+    return withCode(errors.takeError("the interpreter failed"),
+                    ErrorCode::InvalidArgument);
+  for (unsigned index = 0; index < argInfos.size(); ++index) {
+    if (written->tensors[index])
+      tensors[index] = std::move(written->tensors[index]->elements);
+    else if (written->scalars[index] && argInfos[index].perTensor())
+      tensors[index] = {*written->scalars[index]};
+  }
   return llvm::Error::success();
 }
 

@@ -42,6 +42,11 @@ struct LaunchArg {
 /// The largest power of two, at most 16, dividing every address.
 unsigned commonAlignment(llvm::ArrayRef<const void *> pointers);
 
+/// Checks what `arg` binds to `info`, a state at the tensor level: one f32
+/// at a non-null address. `where` starts the message ("tensor group 3: ").
+llvm::Error checkTensorLevelArg(const ArgInfo &info, const LaunchArg &arg,
+                                const llvm::Twine &where = "");
+
 /// Checks `args` against the update's `infos` (count, non-null tensors of
 /// one size, one dtype per role, scalar hyperparameters) and derives the
 /// specialization they call for. Needs no GPU.
@@ -110,9 +115,18 @@ public:
   /// passing it at launch.
   void setSpecializeNumel(bool enable) { specializeNumel = enable; }
 
+  /// Whether the update is 2-D (isMatrixUpdate): no GPU code yet, only
+  /// interpretMatrix runs it.
+  bool isMatrix() const { return matrix; }
+  /// Fails, naming interpretMatrix, for a 2-D update: what every path to
+  /// a kernel checks before the arguments.
+  llvm::Error checkHasKernel() const;
+
   /// specializeFor on this update's arguments.
   llvm::Expected<Specialization>
   specialize(llvm::ArrayRef<LaunchArg> args) const {
+    if (llvm::Error error = checkHasKernel())
+      return std::move(error);
     return specializeFor(argInfos, args, specializeNumel);
   }
 
@@ -138,6 +152,14 @@ public:
   /// writes them. No GPU needed: the oracle of the self-test.
   llvm::Error interpret(llvm::ArrayRef<LaunchArg> args,
                         std::vector<std::vector<double>> &tensors) const;
+  /// interpret() for a 2-D update (params as rows x cols matrices): each
+  /// tensor in `args` holds the values its level needs (rows * cols, rows
+  /// for a state per row, cols for one per column, 1 at the tensor level),
+  /// in its declared dtype. No pipeline runs (2-D updates have no GPU code
+  /// yet); the interpreter rounds as a GPU would.
+  llvm::Error interpretMatrix(llvm::ArrayRef<LaunchArg> args, int64_t rows,
+                              int64_t cols,
+                              std::vector<std::vector<double>> &tensors) const;
   /// compile() on a new thread, in the calling thread's CUDA context (none:
   /// the one compile() would take). This Update must outlive the future.
   std::future<llvm::Expected<std::shared_ptr<CompiledUpdate>>>
@@ -169,6 +191,7 @@ private:
   std::string irText;
   std::string name;
   std::vector<ArgInfo> argInfos;
+  bool matrix = false;
   bool specializeNumel = false;
   /// Modules already looked up, by specialization, options and context:
   /// spares hashing the IR on every launch. An update sees a few

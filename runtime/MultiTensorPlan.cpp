@@ -69,11 +69,10 @@ specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
       if (info.role == ArgRole::hyper)
         continue;
       const LaunchArg &arg = groups[group * perGroup + index];
-      if (info.perTensor) {
-        if (arg.dtype != DType::f32)
-          return invalid("tensor group " + llvm::Twine(group) + ": '" +
-                         info.name + "' is a state at the tensor level, " +
-                         "stored as f32, but is " + dtypeName(arg.dtype));
+      if (info.perTensor()) {
+        if (llvm::Error error = checkTensorLevelArg(
+                info, arg, "tensor group " + llvm::Twine(group) + ": "))
+          return std::move(error);
         continue; // not of the state dtype of element states
       }
       if (arg.dtype == DType::pred)
@@ -112,7 +111,7 @@ specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
   llvm::SmallVector<bool> perTensor;
   for (unsigned index : tensorArgs) {
     names.push_back(infos[index].name);
-    perTensor.push_back(infos[index].perTensor);
+    perTensor.push_back(infos[index].perTensor());
   }
   if (llvm::Error error = validateTensorGroups(
           gatherTableTensors(groups, perGroup, tensorArgs), names, perTensor))
@@ -211,8 +210,7 @@ std::vector<ArgInfo> planArgInfos(llvm::ArrayRef<ArgInfo> updateArgs,
     for (const ArgInfo &arg : updateArgs)
       if (arg.role == ArgRole::param)
         infos.push_back({arg.name + "_model", ArgRole::model, arg.dtype,
-                         std::nullopt,
-                         /*perTensor=*/false});
+                         std::nullopt, ArgLevel::element});
   return infos;
 }
 
@@ -220,6 +218,8 @@ llvm::Expected<std::unique_ptr<MultiTensorPlan>>
 MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
                         size_t numGroups, llvm::ArrayRef<double> hyperValues,
                         const MultiTensorPlanOptions &options) {
+  if (llvm::Error error = update.checkHasKernel())
+    return std::move(error);
   std::vector<ArgInfo> planArgs =
       planArgInfos(update.args(), options.masterWeights);
   llvm::ArrayRef<ArgInfo> infos = planArgs;
@@ -276,7 +276,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   llvm::SmallVector<bool> perTensor;
   for (unsigned index : plan.tensorArgs) {
     names.push_back(plan.args[index].name);
-    perTensor.push_back(plan.args[index].perTensor);
+    perTensor.push_back(plan.args[index].perTensor());
   }
   llvm::Expected<MultiTensorTable> table = buildMultiTensorTable(
       gatherTableTensors(groups, infos.size(), plan.tensorArgs), names,
@@ -521,7 +521,7 @@ llvm::Error MultiTensorPlan::rebind(unsigned argIndex,
   size_t first = groupCount, last = 0;
   for (auto [group, address] : llvm::enumerate(addresses)) {
     MultiTensorEntry &entry = hostEntries[group];
-    if (address == 0 && (entry.numel > 0 || plan.args[argIndex].perTensor))
+    if (address == 0 && (entry.numel > 0 || plan.args[argIndex].perTensor()))
       return invalid("rebinding '" + name + "': group " + llvm::Twine(group) +
                      " has a null address for " + llvm::Twine(entry.numel) +
                      " elements");
@@ -549,7 +549,7 @@ llvm::Error MultiTensorPlan::rebind(unsigned argIndex,
     entry.pointers[entryColumn] = addresses[group];
     entry.aligned = 1;
     for (size_t i = 0; i < plan.tensorArgs.size(); ++i)
-      if (!plan.args[plan.tensorArgs[i]].perTensor &&
+      if (!plan.args[plan.tensorArgs[i]].perTensor() &&
           entry.pointers[i] % 16 != 0)
         entry.aligned = 0;
     builtOn[group * slots.size() + slot].data =

@@ -49,7 +49,7 @@ Value encodeArg(const ArgInfo &arg) {
                 {"dtype", enumValue(arg.dtype)}};
   if (arg.defaultValue)
     object["default"] = bitsOf(*arg.defaultValue);
-  if (arg.perTensor)
+  if (arg.perTensor())
     object["per_tensor"] = true;
   return object;
 }
@@ -218,8 +218,11 @@ void readArg(Reader &reader, ArgInfo &arg) {
     reader.readDouble("default", value);
     arg.defaultValue = value;
   }
-  if (reader.has("per_tensor"))
-    reader.read("per_tensor", arg.perTensor);
+  if (reader.has("per_tensor")) {
+    bool perTensor = false;
+    reader.read("per_tensor", perTensor);
+    arg.level = perTensor ? ArgLevel::tensor : ArgLevel::element;
+  }
 }
 
 void readUniforms(Reader &reader, HostUniforms &uniforms) {

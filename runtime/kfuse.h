@@ -61,7 +61,8 @@ typedef struct kfuse_arg_info {
   double default_value;
   int32_t level; /* 0: per element (a tensor of the param's shape); 1: per
                     tensor (a state of one f32 per tensor group, bound as a
-                    one-element f32 tensor) */
+                    one-element f32 tensor); in a 2-D update, 2: per row
+                    (rows x 1), 3: per column (1 x cols) */
 } kfuse_arg_info;
 
 /* One launch argument, in the update's argument order. A tensor gives a
@@ -300,6 +301,17 @@ typedef struct kfuse_host_arg {
 KFUSE_API kfuse_status kfuse_update_interpret(const kfuse_update *update,
                                               kfuse_host_arg *args,
                                               size_t nargs);
+
+/* kfuse_update_interpret for a 2-D update (its params rows x cols matrices,
+ * row-major, its states per element, per row (rows values) or per column
+ * (cols values); kfuse_arg_info.level tells which): each tensor holds the
+ * values its level needs, in its declared dtype. kfuse generates no GPU
+ * code for 2-D updates yet; this runs them in the interpreter, rounding as
+ * the GPU would. */
+KFUSE_API kfuse_status kfuse_update_interpret_matrix(const kfuse_update *update,
+                                                     kfuse_host_arg *args,
+                                                     size_t nargs, int64_t rows,
+                                                     int64_t cols);
 
 /* Norms: a function marked kfuse.norm (LayerNorm, RMSNorm, forward or
  * backward; library/norm/) over `rows` rows of `cols` columns, compiled at

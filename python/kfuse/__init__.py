@@ -32,9 +32,10 @@ __all__ = ["__version__", "Update", "ArgInfo", "KfuseError",
            "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd", "rms_norm_bwd",
            "add_layer_norm_fwd"]
 
-# level: "element" (a tensor of the param's shape; hypers too) or "tensor"
-# (a state of one f32 per tensor: each call or tensor group passes a
-# one-element float32 tensor).
+# level: "element" (a tensor of the param's shape; hypers too), "tensor" (a
+# state of one f32 per tensor: each call or tensor group passes a
+# one-element float32 tensor), or in a 2-D update "row" or "column" (a state
+# of one value per row or per column of the param's matrix).
 ArgInfo = namedtuple("ArgInfo", ["name", "role", "default", "level"],
                      defaults=("element",))
 

@@ -20,9 +20,10 @@ STATUS_NAMES = {
 
 F32, BF16, F16 = 0, 1, 2
 ROLE_NAMES = {0: "param", 1: "grad", 2: "state", 3: "hyper", 4: "model"}
-# kfuse_arg_info.level: a tensor of the param's shape, or one f32 per tensor
-# (a per-tensor state such as NovoGrad's running grad norm).
-LEVEL_NAMES = {0: "element", 1: "tensor"}
+# kfuse_arg_info.level: a tensor of the param's shape, one f32 per tensor (a
+# per-tensor state such as NovoGrad's running grad norm), or in a 2-D update
+# one value per row or per column (Adafactor's factored second moment).
+LEVEL_NAMES = {0: "element", 1: "tensor", 2: "row", 3: "column"}
 
 
 class KfuseError(RuntimeError):
@@ -239,6 +240,9 @@ def lib():
             ctypes.POINTER(CompileInfoStruct)]),
         "kfuse_update_interpret": (status, [
             update_p, ctypes.POINTER(HostArgStruct), ctypes.c_size_t]),
+        "kfuse_update_interpret_matrix": (status, [
+            update_p, ctypes.POINTER(HostArgStruct), ctypes.c_size_t,
+            ctypes.c_int64, ctypes.c_int64]),
     }
     # An older library (KFUSE_LIBRARY) still serves what it has.
     handle.kfuse_missing = []

@@ -1,6 +1,6 @@
 // RUN: kfuse-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{argument #0 with role 'grad' must be a 1-D tensor of floats, got 'f32'}}
+// expected-error @+1 {{argument #0 with role 'grad' must be a 1-D or 2-D tensor of floats, got 'f32'}}
 func.func @scalar_grad(%g: f32 {kfuse.role = #kfuse.role<grad>}) {
   return
 }
@@ -461,7 +461,7 @@ func.func @update_mixed_forms(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>
 
 // -----
 
-// expected-error @+1 {{argument #1 with role 'grad' must be a 1-D tensor of floats, or a float scalar in element form, got 'i32'}}
+// expected-error @+1 {{argument #1 with role 'grad' must be a 1-D or 2-D tensor of floats, or a float scalar in element form, got 'i32'}}
 func.func @update_integer_grad(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %g: i32 {kfuse.role = #kfuse.role<grad>}) attributes {kfuse.update} {
   kfuse.write %p to %p : tensor<?xf32>
   return
@@ -469,14 +469,14 @@ func.func @update_integer_grad(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param
 
 // -----
 
-// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, or a float scalar in element form, got 'index'}}
+// expected-error @+1 {{argument #0 with role 'param' must be a 1-D or 2-D tensor of floats, or a float scalar in element form, got 'index'}}
 func.func @update_index_param(%p: index {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument #0 with role 'state' must be a 1-D tensor of floats, or a float scalar in element form, got 'none'}}
+// expected-error @+1 {{argument #0 with role 'state' must be a 1-D or 2-D tensor of floats, or a float scalar in element form, got 'none'}}
 func.func @update_none_state(%s: none {kfuse.role = #kfuse.role<state>}, %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
   kfuse.write %p to %p : tensor<?xf32>
   return
@@ -484,14 +484,14 @@ func.func @update_none_state(%s: none {kfuse.role = #kfuse.role<state>}, %p: ten
 
 // -----
 
-// expected-error @+1 {{argument #0 with role 'param' must be a 1-D tensor of floats, or a float scalar in element form, got 'complex<f32>'}}
+// expected-error @+1 {{argument #0 with role 'param' must be a 1-D or 2-D tensor of floats, or a float scalar in element form, got 'complex<f32>'}}
 func.func @update_complex_param(%p: complex<f32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument #1 with role 'state' must be a 1-D tensor of floats, or a float scalar in element form, got 'tensor<*xf32>'}}
+// expected-error @+1 {{argument #1 with role 'state' must be a 1-D or 2-D tensor of floats, or a float scalar in element form, got 'tensor<*xf32>'}}
 func.func @update_unranked_state(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %s: tensor<*xf32> {kfuse.role = #kfuse.role<state>}) attributes {kfuse.update} {
   kfuse.write %p to %p : tensor<?xf32>
   return
@@ -627,5 +627,47 @@ func.func @level_string(%p: f32 {kfuse.role = #kfuse.role<param>},
                         %v: f32 {kfuse.role = #kfuse.role<state>, kfuse.level = "tensor"})
     attributes {kfuse.update} {
   kfuse.write %p to %p : f32
+  return
+}
+
+// -----
+
+// 2-D updates: params as matrices, states per element, row or column.
+
+// expected-error @+1 {{argument #1 of type 'tensor<?xf32>' and argument #0 of type 'tensor<?x?xf32>' differ in rank; an update's tensors are all 1-D or all 2-D}}
+func.func @matrix_update_mixed_rank(%p: tensor<?x?xf32> {kfuse.role = #kfuse.role<param>}, %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{state argument #1 ('row_var') of type 'tensor<?x2xf32>' fits no level of the params' 'tensor<?x?xf32>': a state is per element (the same shape), per row (rows x 1) or per column (1 x columns)}}
+func.func @matrix_update_state_level(%p: tensor<?x?xf32> {kfuse.role = #kfuse.role<param>}, %v: tensor<?x2xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "row_var"}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1 of type 'tensor<?x1xf32>' does not have the shape of argument #0 ('tensor<?x?xf32>'); every tensor of an update has one shape, but for a 2-D update's states per row or column}}
+func.func @matrix_update_grad_per_row(%p: tensor<?x?xf32> {kfuse.role = #kfuse.role<param>}, %g: tensor<?x1xf32> {kfuse.role = #kfuse.role<grad>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 of type 'tensor<?x1xf32>' has an extent of 1; a 2-D update's params are rows x columns with neither fixed to 1}}
+func.func @matrix_update_column_param(%p: tensor<?x1xf32> {kfuse.role = #kfuse.role<param>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?x1xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{state argument #1 ('col_var') of type 'tensor<1x8xf32>' fits no level of the params' 'tensor<4x6xf32>'}}
+func.func @matrix_update_static_columns(%p: tensor<4x6xf32> {kfuse.role = #kfuse.role<param>}, %v: tensor<1x8xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "col_var"}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<4x6xf32>
   return
 }

@@ -87,13 +87,19 @@ protected:
         std::string(KFUSE_SOURCE_DIR) + "/library/norm/" + name.str() + ".mlir";
     modules.push_back(parseSourceFile<ModuleOp>(path, &context));
     EXPECT_TRUE(modules.back()) << "cannot parse " << path;
-    return modules.back() ? findNorm(*modules.back()) : nullptr;
+    if (!modules.back())
+      return nullptr;
+    func::FuncOp norm = findNorm(*modules.back());
+    return norm ? norm : findUpdate(*modules.back());
   }
 
   func::FuncOp parse(llvm::StringRef source) {
     modules.push_back(parseSourceString<ModuleOp>(source, &context));
     EXPECT_TRUE(modules.back()) << "cannot parse:\n" << source.str();
-    return modules.back() ? findNorm(*modules.back()) : nullptr;
+    if (!modules.back())
+      return nullptr;
+    func::FuncOp norm = findNorm(*modules.back());
+    return norm ? norm : findUpdate(*modules.back());
   }
 
   /// Runs `func`, expecting failure, and returns the diagnostics, each as
@@ -654,7 +660,7 @@ TEST_F(NormInterpreterTest, MissingInputFailsWithMessage) {
   std::string messages = runExpectingFailure(
       norm, 3,
       makeValues(norm, {{"x", NormTensor(3, 5)}, {"bias", NormTensor(1, 5)}}));
-  EXPECT_NE(messages.find("no tensor for input argument #1 'weight'"),
+  EXPECT_NE(messages.find("no tensor for argument #1 'weight'"),
             std::string::npos)
       << messages;
   // Nothing tells the row length without an input.
@@ -714,14 +720,56 @@ func.func @atan(
       << messages;
 }
 
-TEST_F(NormInterpreterTest, UpdatesAreNotNorms) {
+TEST_F(NormInterpreterTest, MatrixUpdateReadsAndWritesItsLevels) {
+  func::FuncOp update = parse(R"(
+func.func @levels(
+    %p: tensor<?x?xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "p"},
+    %g: tensor<?x?xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "g"},
+    %r: tensor<?x1xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "r"},
+    %c: tensor<1x?xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "c"},
+    %v: f32 {kfuse.role = #kfuse.role<state>, kfuse.name = "v",
+             kfuse.level = #kfuse.level<tensor>})
+    attributes {kfuse.update} {
+  %rows = kfuse.reduce <sum> %g dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+  %cols = kfuse.reduce <sum> %g dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
+  %r_new = arith.addf %r, %rows : tensor<?x1xf32>
+  %r_b = kfuse.broadcast %r_new like %p : tensor<?x1xf32>, tensor<?x?xf32>
+  %c_b = kfuse.broadcast %c like %p : tensor<1x?xf32>, tensor<?x?xf32>
+  %sum = arith.addf %r_b, %c_b : tensor<?x?xf32>
+  %p_new = arith.addf %p, %sum : tensor<?x?xf32>
+  %v_new = arith.addf %v, %v : f32
+  kfuse.write %p_new to %p : tensor<?x?xf32>
+  kfuse.write %r_new to %r : tensor<?x1xf32>
+  kfuse.write %cols to %c : tensor<1x?xf32>
+  kfuse.write %v_new to %v : f32
+  return
+})");
+  ASSERT_TRUE(update);
+  NormTensor p(2, 3), g(2, 3), r(2, 1), c(1, 3);
+  p.elements = {0, 0, 0, 100, 100, 100};
+  g.elements = {1, 2, 3, 4, 5, 6};
+  r.elements = {10, 20};
+  c.elements = {0.5, 0.25, 0.125};
+  NormValues values =
+      makeValues(update, {{"p", p}, {"g", g}, {"r", r}, {"c", c}}, {{"v", 3}});
+  FailureOr<NormValues> out = runNorm(update, 2, values, NormMode::Exact);
+  ASSERT_TRUE(succeeded(out));
+  EXPECT_EQ(get(update, *out, "r").elements, (std::vector<double>{16, 35}));
+  EXPECT_EQ(get(update, *out, "c").elements, (std::vector<double>{5, 7, 9}));
+  EXPECT_EQ(get(update, *out, "p").elements,
+            (std::vector<double>{16.5, 16.25, 16.125, 135.5, 135.25, 135.125}));
+  EXPECT_EQ(out->scalars[4], 6.0);
+  EXPECT_FALSE(out->tensors[1]) << "the grad is read only";
+}
+
+TEST_F(NormInterpreterTest, OneDimensionalUpdatesAreNotRun) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
       std::string(KFUSE_SOURCE_DIR) + "/library/optim/sgd.mlir", &context);
   ASSERT_TRUE(module);
   func::FuncOp update = findUpdate(*module);
   ASSERT_TRUE(update);
   std::string messages = runExpectingFailure(update, 1, NormValues());
-  EXPECT_NE(messages.find("function 'sgd' is not marked kfuse.norm"),
+  EXPECT_NE(messages.find("function 'sgd' is neither a norm nor a 2-D update"),
             std::string::npos)
       << messages;
 }

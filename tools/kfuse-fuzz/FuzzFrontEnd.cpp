@@ -127,7 +127,16 @@ void fuzzUpdate(MLIRContext &context, StringRef text, Choices &choices) {
   auto parsed = parseUpdate(context, text, "fuzz.mlir");
   if (!ok(parsed))
     return;
-  (void)describeUpdate(findUpdate(**parsed));
+  func::FuncOp update = findUpdate(**parsed);
+  (void)describeUpdate(update);
+  if (isMatrixUpdate(update)) {
+    // kfuse check of a 2-D update: the interpreter only; the pipeline
+    // refuses it.
+    NormCheckOptions check;
+    check.updateShapes = {{1, 3}, {3, 33}};
+    check.maxElements = kCheckElements;
+    (void)runMatrixUpdateCheck(update, 2, check);
+  }
 
   compileUpdate(context, text, Specialization(), PipelineOptions());
 

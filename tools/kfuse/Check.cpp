@@ -25,6 +25,11 @@ namespace kfuse {
 int runNormCheckCommand(const CommonOptions &options, StringRef text,
                         ModuleOp module, double tolerance, uint64_t seed);
 
+/// The check of the 2-D update in `module` (CheckNorm.cpp): the exit status.
+int runMatrixUpdateCheckCommand(const CommonOptions &options, StringRef text,
+                                ModuleOp module, int steps, double tolerance,
+                                uint64_t seed);
+
 namespace {
 struct DeviceCheck {
   bool ran = false;
@@ -168,6 +173,14 @@ int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
   if (parsed->kind == KernelKind::norm)
     return runNormCheckCommand(options, *text, *parsed->module, tolerance,
                                seed);
+  if (isMatrixUpdate(findUpdate(*parsed->module))) {
+    if (requested)
+      return reportError(createStringError(
+          "--numel sizes a 1-D update; a 2-D update is checked over fixed "
+          "shapes"));
+    return runMatrixUpdateCheckCommand(options, *text, *parsed->module, steps,
+                                       tolerance, seed);
+  }
   Expected<int64_t> numel = checkNumel(findUpdate(*parsed->module), requested);
   if (!numel)
     return reportError(numel.takeError());

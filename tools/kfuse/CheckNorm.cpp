@@ -16,6 +16,7 @@
 #include "tools/kfuse/Commands.h"
 
 #include "codegen/NormPipeline.h"
+#include "codegen/Pipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/NormCheck.h"
 
@@ -69,6 +70,36 @@ int runNormCheckCommand(const CommonOptions &options, StringRef text,
   bool emits = emitsForCheckedShapes(options, text, *result);
   outs() << "gpu: skipped (norms are checked in the interpreter only)\n";
   return result->passed() && emits ? 0 : 1;
+}
+
+int runMatrixUpdateCheckCommand(const CommonOptions &options, StringRef text,
+                                ModuleOp module, int steps, double tolerance,
+                                uint64_t seed) {
+  func::FuncOp update = findUpdate(module);
+  NormCheckOptions checkOptions;
+  checkOptions.seed = seed;
+  checkOptions.toleranceOverride = tolerance;
+  FailureOr<NormCheckReport> result =
+      runMatrixUpdateCheck(update, steps, checkOptions);
+  if (failed(result))
+    return 1;
+  outs() << "kfuse check: " << options.input << " (2-D update '"
+         << update.getSymName() << "', " << steps
+         << (steps == 1 ? " step" : " steps")
+         << ", device rounding vs float64, seed " << seed << ")\n";
+  printNormCheckReport(*result, outs());
+  // A check that passes must mean the file compiles.
+  std::unique_ptr<MLIRContext> context = createContext();
+  Expected<OwningOpRef<ModuleOp>> parsed =
+      parseUpdate(*context, text, options.input);
+  if (!parsed)
+    return reportError(parsed.takeError());
+  if (Error error = runPipeline(**parsed, options.spec, options.pipeline)) {
+    outs() << "emit: FAIL: " << toString(std::move(error)) << "\n";
+    return 1;
+  }
+  outs() << "emit: OK\n";
+  return result->passed() ? 0 : 1;
 }
 
 } // namespace kfuse

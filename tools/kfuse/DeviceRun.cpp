@@ -25,14 +25,14 @@ static double roundTo(DType dtype, double value) {
 /// Elements of argument `arg` for tensors of `numel`: one for a state at the
 /// tensor level.
 static int64_t countOf(const ArgInfo &arg, int64_t numel) {
-  return arg.perTensor ? 1 : numel;
+  return arg.perTensor() ? 1 : numel;
 }
 
 std::vector<ArgInfo> withStorageDTypes(ArrayRef<ArgInfo> args,
                                        const Specialization &spec) {
   std::vector<ArgInfo> result(args.begin(), args.end());
   for (ArgInfo &arg : result)
-    if (arg.perTensor)
+    if (arg.perTensor())
       continue; // f32 whatever the element states' dtype
     else if (arg.role == ArgRole::param)
       arg.dtype = spec.paramDType;
