@@ -638,6 +638,33 @@ def adafactor_vector_matches_torch_in_float64():
                                            ref_variance, 1e-5)}
 
 
+@test
+def adafactor_drop_in_matches_torch_in_float64():
+    """kfuse.torch.optim.Adafactor on an MLP against torch.optim.Adafactor
+    in float64 over 100 steps: the biases through kfuse's plan, the weight
+    matrices through torch's own Adafactor (listed in fallbacks: no 2-D
+    kernel yet). State keys are torch's, and the state dict loads into
+    torch's class and back."""
+    hp = dict(lr=1e-2, eps=(2.0 ** -23, 1e-3), weight_decay=0.01)
+    params, ref, opt, _ = run_against_float64(
+        lambda ps: kopt.Adafactor(ps, **hp),
+        lambda ps: torch.optim.Adafactor(ps, **hp), 397)
+    error = check_close("params", params, ref, 1e-5)
+    matrices = [i for i, p in enumerate(params) if p.dim() > 1]
+    assert [i for i, _ in opt.fallbacks[0]] == matrices, opt.fallbacks
+    for p in params:
+        expected = (["step", "row_var", "col_var"] if p.dim() > 1
+                    else ["step", "variance"])
+        assert sorted(opt.state[p]) == sorted(expected), sorted(opt.state[p])
+    twins = [torch.nn.Parameter(p.detach().clone()) for p in params]
+    peer = torch.optim.Adafactor(twins, **hp)
+    peer.load_state_dict(opt.state_dict())
+    back = kopt.Adafactor([torch.nn.Parameter(p.detach().clone())
+                           for p in params], **hp)
+    back.load_state_dict(peer.state_dict())
+    return {"param_rel_l2": error, "fallback_matrices": len(matrices)}
+
+
 def clip_run(cls, torch_cls, seed, max_norm, groups=list, **hp):
     """`cls` with max_grad_norm=`max_norm` on an MLP's params (`groups` of
     them) against clip_grad_norm_(foreach) then `torch_cls`, over STEPS

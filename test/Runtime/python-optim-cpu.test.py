@@ -42,7 +42,7 @@ print("library dir:", "ok" if S.optim_library_dir() ==
 # Every variant agrees with the IR it runs: state and hyper names.
 variants = {}
 for spec in (S.ADAM, S.ADAMW, S.SGD, S.ADAGRAD, S.RMSPROP, S.LION,
-             S.FUSED_LAMB, S.LARS, S.FUSED_NOVOGRAD):
+             S.FUSED_LAMB, S.LARS, S.FUSED_NOVOGRAD, S.ADAFACTOR):
     variants.update(spec.variants)
 for name, variant in sorted(variants.items()):
     update = kfuse.Update(variant.resolve_source(), name=name)
@@ -95,6 +95,35 @@ for momentum in (0, 0.9):
 show("SGD nesterov with dampening",
      lambda: S.check_sgd_args(0.1, 0.9, 0.1, 0, True))
 print("Lion defaults:", options(S.LION.defaults))
+
+
+class FakeParam:
+    def __init__(self, dims, dtype="torch.bfloat16"):
+        self.dims, self.dtype = dims, dtype
+
+    def dim(self):
+        return self.dims
+
+
+# Adafactor: vectors run adafactor_vector.mlir, matrices torch's optimizer;
+# eps1 = None is the first param's machine epsilon, as torch takes it.
+group = S.ADAFACTOR.group_defaults({"params": [FakeParam(2), FakeParam(1)]})
+variant = S.ADAFACTOR.variant(group)
+print(f"Adafactor group: {variant.name} {variant.plan_hypers(group)} keys "
+      f"{variant.state_keys}")
+print("Adafactor fallback:", S.ADAFACTOR.fallback(FakeParam(2)), "|",
+      S.ADAFACTOR.fallback(FakeParam(1)))
+show("Adafactor bad d",
+     lambda: S.check_adafactor_args(1e-2, -0.8, (None, 1e-3), 0.5, 0))
+saved_group = dict(S.ADAFACTOR.defaults, params=[0, 1])
+S.check_state_dict(S.ADAFACTOR, {
+    "state": {0: {"step": 1.0, "row_var": 0, "col_var": 0},
+              1: {"step": 1.0, "variance": 0}},
+    "param_groups": [saved_group]}, [2])
+print("Adafactor state dict with a matrix's row_var and col_var: ok")
+show("Adafactor state dict without variance",
+     lambda: S.check_state_dict(S.ADAFACTOR, {
+         "state": {1: {"step": 1.0}}, "param_groups": [saved_group]}, [2]))
 
 
 class FakeTensor:

@@ -16,13 +16,14 @@ import struct
 from kfuse._capi import library_dir
 
 __all__ = ["REQUIRED", "Variant", "OptimizerSpec", "ADAM", "ADAMW", "SGD",
-           "ADAGRAD", "RMSPROP", "LION", "FUSED_LAMB", "FUSED_NOVOGRAD", "LARS",
+           "ADAGRAD", "RMSPROP", "LION", "ADAFACTOR", "FUSED_LAMB", "FUSED_NOVOGRAD", "LARS",
            "SGD_PLAIN_IR",
            "spec_from_ir",
            "check_state_dict", "step_cohorts", "hyper_number", "shortest_f32",
            "step_value", "optim_library_dir", "check_adam_args",
            "check_sgd_args", "check_adagrad_args", "check_rmsprop_args",
            "check_lion_args", "check_novograd_args", "novograd_slot",
+           "check_adafactor_args",
            "prefixed"]
 
 
@@ -225,8 +226,14 @@ class OptimizerSpec:
     """
 
     def __init__(self, name, defaults, variants, choose=None, unsupported=(),
-                 forced=None, torch_class=None, check_group=None):
+                 forced=None, torch_class=None, check_group=None,
+                 fallback=None, fallback_state_keys=()):
         self.name = name
+        # fallback(param): why torch's optimizer updates a param that kfuse
+        # could otherwise take (Adafactor's matrices), or None; the state
+        # keys torch's optimizer then keeps (one tuple per form).
+        self.fallback = fallback
+        self.fallback_state_keys = tuple(map(tuple, fallback_state_keys))
         # The torch.optim class (its name) that updates the params kfuse
         # does not take (CPU, float64, non-contiguous); None: none exists.
         self.torch_class = torch_class
@@ -428,6 +435,66 @@ RMSPROP = OptimizerSpec(
          for centered in (False, True) for momentum in (False, True)),
     choose=_rmsprop_choose, unsupported=_UNSUPPORTED_COMMON,
     torch_class="RMSprop")
+
+# Machine epsilon by param dtype: torch's Adafactor takes eps1 = None as
+# torch.finfo(dtype).eps of the first param it steps.
+_MACHINE_EPSILON = {"torch.float32": 2.0 ** -23, "torch.bfloat16": 2.0 ** -7,
+                    "torch.float16": 2.0 ** -10, "torch.float64": 2.0 ** -52}
+
+
+def _adafactor_eps1(group):
+    eps1 = group["eps"][0]
+    if eps1 is not None:
+        return eps1
+    dtype = str(group["params"][0].dtype)
+    if dtype not in _MACHINE_EPSILON:
+        raise ValueError(f"{prefixed('Adafactor')}: eps1 = None for params "
+                         f"of {dtype}, which has no machine epsilon here")
+    return _MACHINE_EPSILON[dtype]
+
+
+def _adafactor_fallback(param):
+    if param.dim() > 1:
+        return ("a matrix: Adafactor's factored second moment (a 2-D update) "
+                "has no kfuse kernel yet")
+    return None
+
+
+ADAFACTOR = OptimizerSpec(
+    "Adafactor",
+    # torch.optim.Adafactor's defaults, in its order.
+    dict(lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,
+         weight_decay=0.0, foreach=None, maximize=False),
+    {"adafactor_vector": Variant(
+        "adafactor_vector", "adafactor_vector.mlir",
+        states=(("variance", "variance"),),
+        hypers=(("lr", _option("lr")),
+                ("beta2_decay", _option("beta2_decay")),
+                ("eps1", _adafactor_eps1),
+                ("eps2", _element("eps", 1)),
+                ("d", _option("d")),
+                ("weight_decay", _option("weight_decay"))),
+        step="exposed")},
+    torch_class="Adafactor", fallback=_adafactor_fallback,
+    fallback_state_keys=(("step", "row_var", "col_var"),))
+
+
+def check_adafactor_args(lr, beta2_decay, eps, d, weight_decay):
+    """torch.optim.Adafactor's constructor checks, with its messages."""
+    if not 0.0 <= lr:
+        raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+    if not 0.0 >= beta2_decay:
+        raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+    if eps[0] is not None and not 0.0 <= eps[0]:
+        raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+    if not 0.0 <= eps[1]:
+        raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+    if not 1.0 <= d:
+        raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"weight_decay should be >= 0 but is: "
+                         f"{weight_decay}")
+
 
 LION = OptimizerSpec(
     "Lion",
@@ -758,7 +825,7 @@ def check_state_dict(spec, state_dict, group_sizes):
         variant = spec.variant(group)
         for param in params:
             state = states.get(param)
-            if not state:
+            if not state or tuple(state) in spec.fallback_state_keys:
                 continue
             # A None momentum buffer is a fresh one; a None step is not.
             missing = [key for key in variant.state_keys

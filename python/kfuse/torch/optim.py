@@ -73,7 +73,9 @@ contiguous) are updated by torch.optim's class of the same name (AdamW,
 Adam, SGD) over the same optimizer.state, said once at KFUSE_LOG=info and
 listed by optimizer.fallbacks and kfuse.doctor(optimizer=...); Lion and
 optimizers from IR, which torch lacks, refuse them (NotImplementedError), as
-they refuse them with GradScaler. Not implemented (NotImplementedError):
+they refuse them with GradScaler. Adafactor's matrices go to
+torch.optim.Adafactor the same way: its factored form has no kfuse kernel
+yet. Not implemented (NotImplementedError):
 differentiable=True. Sparse grads raise RuntimeError.
 """
 
@@ -100,7 +102,7 @@ except ImportError:  # pragma: no cover - older torch
     _torch_required = REQUIRED
 
 __all__ = ["KfuseOptimizer", "AdamW", "Adam", "SGD", "Adagrad", "RMSprop",
-           "FusedLAMB", "FusedNovoGrad", "Lars", "Lion",
+           "Adafactor", "FusedLAMB", "FusedNovoGrad", "Lars", "Lion",
            "optimizer_from_ir"]
 
 _get_grad = operator.attrgetter("grad")
@@ -897,6 +899,8 @@ class KfuseOptimizer(torch.optim.Optimizer):
         if not _local(param).is_contiguous() or \
                 not _local(grad).is_contiguous():
             return "not contiguous (e.g. channels_last)"
+        if self._kfuse_spec.fallback is not None:
+            return self._kfuse_spec.fallback(param)
         return None
 
     # -- params kfuse does not take: torch's optimizer --------------------------
@@ -1235,6 +1239,29 @@ class Lars(KfuseOptimizer):
                         weight_decay=weight_decay, nesterov=nesterov,
                         trust_coeff=trust_coeff, eps=eps,
                         trust_clip=trust_clip, always_adapt=always_adapt)
+        super().__init__(params, defaults, check_stale, max_grad_norm)
+
+
+class Adafactor(KfuseOptimizer):
+    """torch.optim.Adafactor: vector params (dim <= 1) over
+    library/optim/adafactor_vector.mlir, one plan a step (two reduction
+    phases, one cooperative launch), with state[p] holding 'step' and
+    'variance' as torch's does. Matrices are updated by torch.optim.
+    Adafactor itself (state 'step', 'row_var', 'col_var'), sharing
+    optimizer.state: the factored form is a 2-D update, for which kfuse
+    generates no GPU code yet (`fallbacks` lists them). eps = (None, ...)
+    takes the first param's machine epsilon, as torch does. maximize is
+    supported; foreach is accepted."""
+
+    _kfuse_spec = _spec.ADAFACTOR
+
+    def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3),
+                 d=1.0, weight_decay=0.0, *, foreach=None, maximize=False,
+                 check_stale=True, max_grad_norm=None):
+        _spec.check_adafactor_args(lr, beta2_decay, eps, d, weight_decay)
+        defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d,
+                        weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize)
         super().__init__(params, defaults, check_stale, max_grad_norm)
 
 
