@@ -174,10 +174,12 @@ int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
     return runNormCheckCommand(options, *text, *parsed->module, tolerance,
                                seed);
   if (isMatrixUpdate(findUpdate(*parsed->module))) {
-    if (requested)
-      return reportError(createStringError(
-          "--numel sizes a 1-D update; a 2-D update is checked over fixed "
-          "shapes"));
+    // Checked as written: fixed shapes, the declared dtypes, no plan.
+    for (const std::string &given : options.updateOnly)
+      if (given != "--steps")
+        return reportError(createStringError(
+            given + " applies to 1-D updates; a 2-D update is checked as "
+                    "written, over fixed shapes in its declared dtypes"));
     return runMatrixUpdateCheckCommand(options, *text, *parsed->module, steps,
                                        tolerance, seed);
   }
