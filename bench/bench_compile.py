@@ -72,7 +72,7 @@ def nvrtc_ms(lib, source, options):
 
 
 def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False, multiple=1,
-                heap_pad=True, codegen="auto"):
+                heap_pad=True, codegen="auto", multi_tensor=False):
     env = dict(os.environ, KFUSE_CACHE_DIR=cache_dir, KFUSE_CODEGEN=codegen)
     env.pop("KFUSE_CACHE", None)
     if not heap_pad:
@@ -81,6 +81,8 @@ def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False, multiple=1,
                "-o", os.devnull, "--stats", f"--numel-multiple={multiple}"]
     if warm:
         command.append("--warm-nvrtc")
+    if multi_tensor:
+        command.append("--multi-tensor")
     out = subprocess.run(command, env=env, capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -127,6 +129,10 @@ def main():
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     parser.add_argument("--codegen", action="append", choices=["ptx", "cuda"],
                         help="code generators to measure (default: both)")
+    parser.add_argument("--multi-tensor", action="store_true",
+                        help="the multi-tensor plan's kernel, which "
+                        "kfuse.torch.optim and kfuse.multi_tensor compile "
+                        "(CUDA only: no direct PTX for it)")
     options = parser.parse_args()
 
     lib = nvrtc_library()
@@ -148,7 +154,8 @@ def main():
 
     def run(codegen, cache_dir, **kw):
         return kfuse_stats(options.kfuse, options.ir, cache_dir, options.arch,
-                           codegen=codegen, **kw)
+                           codegen=codegen, multi_tensor=options.multi_tensor,
+                           **kw)
 
     def kfuse_sample(codegen):
         """One of each kfuse measurement, each a fresh process."""
@@ -206,7 +213,9 @@ def main():
         median_stage = {key: median(s[key] for s in stages)
                         for key in ["parse_ms", "passes_ms", "emit_ms",
                                     "nvrtc_ms", "cache_ms"]}
-        return {"case": "compile.adamw", "codegen": codegen,
+        return {"case": "compile." + pathlib.Path(options.ir).stem +
+                ("_multi_tensor" if options.multi_tensor else ""),
+                "codegen": codegen,
                 "compiler": stages[0]["compiler"], "arch": options.arch,
                 "numel_multiple": multiple,
                 "trivial_nvrtc_ms": median(trivial),
