@@ -210,7 +210,9 @@ static LogicalResult verifyMatrixUpdateShapes(func::FuncOp func,
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     if (getArgRole(func, i) != Role::state || isPerTensorArg(func, i))
       continue;
-    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    auto type = dyn_cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    if (!type)
+      continue; // a scalar: refused above as a mix of forms
     ArrayRef<int64_t> dims = type.getShape(), fullDims = full.getShape();
     bool perElement = dims == fullDims;
     bool perRow = dims[0] == fullDims[0] && dims[1] == 1;
@@ -285,15 +287,15 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
                      : "");
     }
   }
-  if (shape && shape.getRank() == 2 &&
-      failed(verifyMatrixUpdateShapes(func, shape, shapeArg)))
-    return failure();
   if (scalarArg && firstTensor)
     return func.emitOpError()
            << "argument #" << *scalarArg << " is a scalar and argument #"
            << firstTensorArg
            << " a tensor; an update's params, grads, states and "
            << "models are all tensors, or all scalars (element form)";
+  if (shape && shape.getRank() == 2 &&
+      failed(verifyMatrixUpdateShapes(func, shape, shapeArg)))
+    return failure();
   if (!hasParam)
     return func.emitOpError()
            << "an update needs at least one 'param' argument";

@@ -61,13 +61,13 @@ private:
   FailureOr<NormExtents> getExtents(Type type, Operation *op);
   /// The bound value of `value`, read by `user`.
   FailureOr<const NormValue *> lookup(Value value, Operation *user);
-  /// "argument #i 'name'" for diagnostics.
   /// Whether argument `index` is a tensor the function reads.
   bool isReadTensor(unsigned index) const {
     std::optional<Role> role = getArgRole(norm, index);
     return role == Role::input || role == Role::param || role == Role::grad ||
            (role == Role::state && !isPerTensorArg(norm, index));
   }
+  /// "argument #i 'name'" for diagnostics.
   std::string describeArg(unsigned index) const {
     return "argument #" + std::to_string(index) + " '" +
            getArgName(norm, index) + "'";

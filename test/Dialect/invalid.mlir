@@ -671,3 +671,12 @@ func.func @matrix_update_static_columns(%p: tensor<4x6xf32> {kfuse.role = #kfuse
   kfuse.write %p to %p : tensor<4x6xf32>
   return
 }
+
+// -----
+
+// A scalar state beside a 2-D param is a mix of forms, not a state level.
+// expected-error @+1 {{argument #1 is a scalar and argument #0 a tensor; an update's params, grads, states and models are all tensors, or all scalars (element form)}}
+func.func @matrix_update_scalar_state(%p: tensor<?x?xf32> {kfuse.role = #kfuse.role<param>}, %s: f32 {kfuse.role = #kfuse.role<state>}) attributes {kfuse.update} {
+  kfuse.write %p to %p : tensor<?x?xf32>
+  return
+}
