@@ -156,3 +156,46 @@ try:
     print("novograd bad norms: loaded")
 except ValueError as error:
     print(f"novograd bad norms: ValueError {error}")
+
+# Adafactor: torch's constructor checks; on the CPU torch's own Adafactor
+# updates every param (on a GPU kfuse takes the vectors), where this torch
+# has one (2.5 and later), with its state per shape, and the state dict
+# goes to torch's class and back.
+for bad in ({"d": 0.5}, {"beta2_decay": 0.5}, {"eps": (-1.0, 1e-3)}):
+    try:
+        kopt.Adafactor(params, **bad)
+        print(f"adafactor {sorted(bad)[0]}: accepted")
+    except ValueError as error:
+        print(f"adafactor {sorted(bad)[0]}: ValueError {error}")
+ours = [torch.nn.Parameter(p.detach().clone()) for p in params]
+theirs = [torch.nn.Parameter(p.detach().clone()) for p in params]
+opt_ours = kopt.Adafactor(ours, lr=0.1, weight_decay=0.1)
+print("adafactor defaults:", {k: opt_ours.defaults[k]
+                              for k in sorted(opt_ours.defaults)})
+try:
+    opt_theirs = torch.optim.Adafactor(theirs, lr=0.1, weight_decay=0.1)
+    for step in range(3):
+        for p, q in zip(ours, theirs):
+            p.grad = torch.full_like(p, 0.5 + step)
+            q.grad = p.grad.clone()
+        opt_ours.step()
+        opt_theirs.step()
+    print("cpu step Adafactor: same as torch",
+          all(torch.equal(p, q) for p, q in zip(ours, theirs)), "states",
+          [sorted(opt_ours.state[p]) for p in ours])
+    moved = kopt.Adafactor([torch.nn.Parameter(p.detach().clone())
+                            for p in params], lr=0.1)
+    moved.load_state_dict(opt_theirs.state_dict())
+    back = torch.optim.Adafactor([torch.nn.Parameter(p.detach().clone())
+                                  for p in params], lr=0.1)
+    back.load_state_dict(moved.state_dict())
+    print("adafactor torch -> kfuse -> torch: step",
+          float(back.state_dict()["state"][0]["step"]))
+except AttributeError:
+    for p in ours:
+        p.grad = torch.ones_like(p)
+    try:
+        opt_ours.step()
+        print("cpu step Adafactor: ran")
+    except NotImplementedError as error:
+        print(f"cpu step Adafactor: NotImplementedError {error}")

@@ -233,7 +233,7 @@ class OptimizerSpec:
         # could otherwise take (Adafactor's matrices), or None; the state
         # keys torch's optimizer then keeps (one tuple per form).
         self.fallback = fallback
-        self.fallback_state_keys = tuple(map(tuple, fallback_state_keys))
+        self.fallback_state_keys = tuple(map(frozenset, fallback_state_keys))
         # The torch.optim class (its name) that updates the params kfuse
         # does not take (CPU, float64, non-contiguous); None: none exists.
         self.torch_class = torch_class
@@ -825,7 +825,7 @@ def check_state_dict(spec, state_dict, group_sizes):
         variant = spec.variant(group)
         for param in params:
             state = states.get(param)
-            if not state or tuple(state) in spec.fallback_state_keys:
+            if not state or frozenset(state) in spec.fallback_state_keys:
                 continue
             # A None momentum buffer is a fresh one; a None step is not.
             missing = [key for key in variant.state_keys

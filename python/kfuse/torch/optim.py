@@ -934,9 +934,14 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 "torch's optimizer updates, with GradScaler: use one "
                 "optimizer for the params kfuse takes and torch's for the "
                 "others")
+        torch_class = getattr(torch.optim, spec.torch_class, None)
+        if torch_class is None:
+            raise NotImplementedError(
+                f"{self._kfuse_name}: param group {index}: {whys}, which "
+                f"torch.optim.{spec.torch_class} would update, but this torch "
+                f"({torch.__version__}) has no torch.optim.{spec.torch_class}")
         log_info(f"{self._kfuse_name}: param group {index}: torch.optim."
                  f"{spec.torch_class} updates {whys}")
-        torch_class = getattr(torch.optim, spec.torch_class)
         accepted = inspect.signature(torch_class.__init__).parameters
         options = {key: value for key, value in runtime.group.items()
                    if key in accepted and key not in _TORCH_OWN_OPTIONS}
