@@ -405,8 +405,26 @@ runMatrixUpdateCheck(func::FuncOp update, int steps,
   report.normName = update.getSymName().str();
   report.seed = options.seed;
   report.maxElements = options.maxElements;
+  // Static extents of the params replace the options' (one shape each).
+  std::vector<std::pair<int64_t, int64_t>> shapes;
   for (auto [rows, cols] : options.updateShapes) {
-    if (rows * cols > options.maxElements) {
+    for (unsigned i = 0; i < numArgs; ++i) {
+      if (getArgRole(update, i) != Role::param)
+        continue;
+      auto type = cast<RankedTensorType>(update.getArgumentTypes()[i]);
+      if (!type.isDynamicDim(0))
+        rows = type.getDimSize(0);
+      if (!type.isDynamicDim(1))
+        cols = type.getDimSize(1);
+      break;
+    }
+    if (!llvm::is_contained(shapes, std::pair(rows, cols)))
+      shapes.push_back({rows, cols});
+  }
+  for (auto [rows, cols] : shapes) {
+    int64_t elements;
+    if (llvm::MulOverflow(rows, cols, elements) ||
+        elements > options.maxElements) {
       report.skippedShapes.push_back({rows, cols});
       continue;
     }
