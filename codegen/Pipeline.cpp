@@ -3,6 +3,7 @@
 #include "codegen/Pipeline.h"
 
 #include "codegen/CudaEmitter.h"
+#include "codegen/CudaNorm.h"
 #include "codegen/DiagnosticErrors.h"
 #include "dialect/KFuseUpdate.h"
 #include "dialect/SourceLimits.h"
@@ -138,15 +139,8 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   MLIRContext *context = module.getContext();
   DiagnosticErrors errors(context);
   if (func::FuncOp update = findUpdate(module);
-      update && isMatrixUpdate(update)) {
-    update.emitError()
-        << "'" << update.getSymName()
-        << "' is a 2-D update (params as matrices, states per row or per "
-           "column); kfuse generates no GPU code for 2-D updates yet: `kfuse "
-           "check` and kfuse_update_interpret_matrix run it in the "
-           "interpreter";
+      update && failed(refuseMatrixUpdate(update, "the kfuse pipeline")))
     return errors.takeError("a 2-D update");
-  }
 
   // Per-tensor reductions and states run over the multi-tensor table: it
   // is what gives each chunk its tensor (a table of one for one tensor).
@@ -221,13 +215,11 @@ std::vector<ArgInfo> describeUpdate(func::FuncOp update) {
     info.name = getArgName(update, i);
     info.role = static_cast<ArgRole>(*getArgRole(update, i));
     info.defaultValue = getArgDefault(update, i);
-    info.level =
-        isPerTensorArg(update, i) ? ArgLevel::tensor : ArgLevel::element;
-    if (auto tensor = dyn_cast<RankedTensorType>(update.getArgumentTypes()[i]);
-        tensor && tensor.getRank() == 2 && tensor.getDimSize(1) == 1)
-      info.level = ArgLevel::row;
-    else if (tensor && tensor.getRank() == 2 && tensor.getDimSize(0) == 1)
-      info.level = ArgLevel::column;
+    NormShape shape = getNormShape(update.getArgumentTypes()[i]);
+    info.level = isPerTensorArg(update, i) ? ArgLevel::tensor
+                 : shape == NormShape::row ? ArgLevel::row
+                 : shape == NormShape::col ? ArgLevel::column
+                                           : ArgLevel::element;
     Type element = getElementTypeOrSelf(update.getArgumentTypes()[i]);
     info.dtype = element.isBF16()  ? DType::bf16
                  : element.isF16() ? DType::f16

@@ -34,12 +34,19 @@ bool isMatrixUpdate(func::FuncOp func) {
          });
 }
 
-LogicalResult refuseMatrixUpdate(func::FuncOp func, StringRef pass) {
+std::string describeMissingMatrixKernel(StringRef name) {
+  return ("'" + name +
+          "' is a 2-D update (params as matrices, states per row or per "
+          "column); kfuse generates no GPU code for 2-D updates yet: kfuse "
+          "check and kfuse_update_interpret_matrix run it in the interpreter")
+      .str();
+}
+
+LogicalResult refuseMatrixUpdate(func::FuncOp func, StringRef who) {
   if (!isMatrixUpdate(func))
     return success();
-  return func.emitError() << "'" << pass << "' takes 1-D updates; '"
-                          << func.getSymName()
-                          << "' is a 2-D update, which has no GPU code yet";
+  return func.emitError() << who << ": "
+                          << describeMissingMatrixKernel(func.getSymName());
 }
 
 bool isNorm(func::FuncOp func) {

@@ -32,10 +32,14 @@ bool isElementForm(mlir::func::FuncOp func);
 /// as Adafactor's factored second moment. The norm interpreter runs it.
 bool isMatrixUpdate(mlir::func::FuncOp func);
 
-/// Fails with an error at `func` when it is a 2-D update, which `pass` (an
-/// update pass written for 1-D updates) does not take.
+/// Why a 2-D update named `name` cannot become a kernel: every path to one
+/// (the pipeline, the update passes, launches and plans) says this.
+std::string describeMissingMatrixKernel(llvm::StringRef name);
+
+/// Fails with describeMissingMatrixKernel's error at `func`, prefixed by
+/// `who` (a pass or the pipeline), when it is a 2-D update.
 mlir::LogicalResult refuseMatrixUpdate(mlir::func::FuncOp func,
-                                       llvm::StringRef pass);
+                                       llvm::StringRef who);
 
 /// The role of argument `index`, if it has one.
 std::optional<Role> getArgRole(mlir::func::FuncOp func, unsigned index);

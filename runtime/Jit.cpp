@@ -220,11 +220,7 @@ Update::create(llvm::StringRef text, llvm::StringRef sourceName) {
 llvm::Error Update::checkHasKernel() const {
   if (!matrix)
     return llvm::Error::success();
-  return makeError(ErrorCode::Compile,
-                   "'" + name +
-                       "' is a 2-D update (params as matrices, states per row "
-                       "or per column); kfuse generates no GPU code for 2-D "
-                       "updates yet: kfuse_update_interpret_matrix runs it");
+  return makeError(ErrorCode::Compile, describeMissingMatrixKernel(name));
 }
 
 llvm::Expected<std::unique_ptr<Update>>

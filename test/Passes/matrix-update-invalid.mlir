@@ -8,7 +8,7 @@
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-master-weights))' -verify-diagnostics
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-clip-grad-norm))' -verify-diagnostics
 
-// expected-error @+1 {{takes 1-D updates; 'row_sums' is a 2-D update, which has no GPU code yet}}
+// expected-error @+1 {{'row_sums' is a 2-D update (params as matrices, states per row or per column); kfuse generates no GPU code for 2-D updates yet}}
 func.func @row_sums(%p: tensor<?x?xf32> {kfuse.role = #kfuse.role<param>},
                     %g: tensor<?x?xf32> {kfuse.role = #kfuse.role<grad>},
                     %r: tensor<?x1xf32> {kfuse.role = #kfuse.role<state>})

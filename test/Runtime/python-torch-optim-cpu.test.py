@@ -36,16 +36,10 @@ for label, make in [("amsgrad", lambda: kopt.AdamW(params, amsgrad=True)),
 
 # CPU params: torch's optimizer of the same name updates them, over the
 # same optimizer.state, exactly as it would alone (three steps, a schedule).
-for cls, torch_cls, options in ((kopt.AdamW, torch.optim.AdamW, {}),
-                                (kopt.Adam, torch.optim.Adam,
-                                 {"weight_decay": 0.1}),
-                                (kopt.SGD, torch.optim.SGD,
-                                 {"momentum": 0.9}),
-                                (kopt.Adagrad, torch.optim.Adagrad,
-                                 {"lr_decay": 0.01, "weight_decay": 0.1,
-                                  "initial_accumulator_value": 0.1}),
-                                (kopt.RMSprop, torch.optim.RMSprop,
-                                 {"momentum": 0.9, "centered": True})):
+def cpu_steps(cls, torch_cls, options):
+    """Three steps (a schedule halving lr) of `cls` and of `torch_cls` on
+    copies of `params`: (kfuse's optimizer and params, torch's optimizer,
+    whether the params came out the same)."""
     ours = [torch.nn.Parameter(p.detach().clone()) for p in params]
     theirs = [torch.nn.Parameter(p.detach().clone()) for p in params]
     opt_ours, opt_theirs = cls(ours, lr=0.1, **options), \
@@ -59,6 +53,20 @@ for cls, torch_cls, options in ((kopt.AdamW, torch.optim.AdamW, {}),
         for o in (opt_ours, opt_theirs):
             o.param_groups[0]["lr"] *= 0.5
     same = all(torch.equal(p, q) for p, q in zip(ours, theirs))
+    return opt_ours, ours, opt_theirs, same
+
+
+for cls, torch_cls, options in ((kopt.AdamW, torch.optim.AdamW, {}),
+                                (kopt.Adam, torch.optim.Adam,
+                                 {"weight_decay": 0.1}),
+                                (kopt.SGD, torch.optim.SGD,
+                                 {"momentum": 0.9}),
+                                (kopt.Adagrad, torch.optim.Adagrad,
+                                 {"lr_decay": 0.01, "weight_decay": 0.1,
+                                  "initial_accumulator_value": 0.1}),
+                                (kopt.RMSprop, torch.optim.RMSprop,
+                                 {"momentum": 0.9, "centered": True})):
+    opt_ours, ours, _, same = cpu_steps(cls, torch_cls, options)
     state = opt_ours.state[ours[0]]
     print(f"cpu step {cls.__name__}: same as torch {same}, state "
           f"{sorted(state)}, fallbacks {opt_ours.fallbacks}")
@@ -167,21 +175,13 @@ for bad in ({"d": 0.5}, {"beta2_decay": 0.5}, {"eps": (-1.0, 1e-3)}):
         print(f"adafactor {sorted(bad)[0]}: accepted")
     except ValueError as error:
         print(f"adafactor {sorted(bad)[0]}: ValueError {error}")
-ours = [torch.nn.Parameter(p.detach().clone()) for p in params]
-theirs = [torch.nn.Parameter(p.detach().clone()) for p in params]
-opt_ours = kopt.Adafactor(ours, lr=0.1, weight_decay=0.1)
+opt_ours = kopt.Adafactor(params, lr=0.1, weight_decay=0.1)
 print("adafactor defaults:", {k: opt_ours.defaults[k]
                               for k in sorted(opt_ours.defaults)})
 try:
-    opt_theirs = torch.optim.Adafactor(theirs, lr=0.1, weight_decay=0.1)
-    for step in range(3):
-        for p, q in zip(ours, theirs):
-            p.grad = torch.full_like(p, 0.5 + step)
-            q.grad = p.grad.clone()
-        opt_ours.step()
-        opt_theirs.step()
-    print("cpu step Adafactor: same as torch",
-          all(torch.equal(p, q) for p, q in zip(ours, theirs)), "states",
+    opt_ours, ours, opt_theirs, same = cpu_steps(
+        kopt.Adafactor, torch.optim.Adafactor, {"weight_decay": 0.1})
+    print("cpu step Adafactor: same as torch", same, "states",
           [sorted(opt_ours.state[p]) for p in ours])
     moved = kopt.Adafactor([torch.nn.Parameter(p.detach().clone())
                             for p in params], lr=0.1)
@@ -192,7 +192,7 @@ try:
     print("adafactor torch -> kfuse -> torch: step",
           float(back.state_dict()["state"][0]["step"]))
 except AttributeError:
-    for p in ours:
+    for p in params:
         p.grad = torch.ones_like(p)
     try:
         opt_ours.step()
