@@ -65,6 +65,24 @@ def copy_grads(params, ref):
         r.grad = None if p.grad is None else p.grad.detach().clone()
 
 
+def step_on_random_grads(opt, ref_opt, params, ref, seed, steps=STEPS):
+    """`steps` steps of `opt` over `params` and of `ref_opt` over their
+    float64 twins `ref`, each step on fresh normal grads (the twins' the
+    same values in float64)."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    for _ in range(steps):
+        for p, r in zip(params, ref):
+            p.grad = torch.randn(p.shape, device="cuda", generator=gen)
+            r.grad = p.grad.double()
+        opt.step()
+        ref_opt.step()
+    torch.cuda.synchronize()
+
+
+def float64_twins(params):
+    return [torch.nn.Parameter(p.detach().double().clone()) for p in params]
+
+
 def rel_l2(out, ref):
     num = sum(((a.detach().double() - b.detach().double()) ** 2).sum()
               for a, b in zip(out, ref))

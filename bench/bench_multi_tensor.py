@@ -660,7 +660,8 @@ def bench_novograd(report, warmup, repeats, steps=100):
     of the drop-in against Apex's algorithm in float64 over `steps` steps
     on the first 40 tensors."""
     from kfuse.torch import optim as kopt
-    from _optim_testing import NovoGradReference
+    from _optim_testing import (NovoGradReference, float64_twins,
+                                step_on_random_grads)
 
     shapes = gpt2_shapes()
     n = numel_of(shapes)
@@ -718,16 +719,10 @@ def bench_novograd(report, warmup, repeats, steps=100):
         sub = shapes[:40]
         ps, _, _, _ = make_list(sub, torch.float32, torch.float32, seed=11)
         params = [torch.nn.Parameter(p) for p in ps]
-        ref = [torch.nn.Parameter(p.detach().double().clone()) for p in ps]
+        ref = float64_twins(params)
         opt = kopt.FusedNovoGrad(params, **NOVOGRAD_HP)
         ref_opt = NovoGradReference(ref, **NOVOGRAD_HP)
-        gen = torch.Generator(device="cuda").manual_seed(12)
-        for _ in range(steps):
-            for p, r in zip(params, ref):
-                p.grad = torch.randn(p.shape, device="cuda", generator=gen)
-                r.grad = p.grad.double()
-            opt.step()
-            ref_opt.step()
+        step_on_random_grads(opt, ref_opt, params, ref, 12, steps)
         error = rel_l2(torch.cat([p.detach().flatten() for p in params]),
                        torch.cat([r.detach().flatten() for r in ref]))
         report.data.setdefault("parity", {})[
@@ -739,6 +734,88 @@ def bench_novograd(report, warmup, repeats, steps=100):
             raise AssertionError(f"NovoGrad parity {error:.3e} > 1e-5")
 
     report.guarded("novograd parity", parity)
+
+
+ADAFACTOR_HP = dict(lr=1e-2, eps=(2.0 ** -23, 1e-3), weight_decay=0.01)
+
+
+def adafactor_bytes(shapes):
+    """The fewest bytes per element Adafactor moves in f32, averaged over
+    `shapes`: a matrix's factored form reads p and g (the sums of p^2 and
+    of g^2 per row and column), g again (the RMS of the update), then p
+    and g and writes p: 24 B; a vector's reads p, g, v and writes v, then
+    reads p, g, v and writes p: 32 B."""
+    total = 0
+    for shape in shapes:
+        total += (24 if len(shape) == 2 else 32) * numel_of([shape])
+    return total / numel_of(shapes)
+
+
+def bench_adafactor(report, warmup, repeats, steps=100):
+    """Adafactor over GPT-2 small: kfuse.torch.optim.Adafactor (a plan for
+    the matrices, library/optim/adafactor.mlir, four phases in one
+    cooperative launch, or one launch each: `_separate`; a plan for the
+    vectors) against torch.optim.Adafactor (foreach, its default on CUDA,
+    and the loop). Then parity of the drop-in against torch's in float64
+    over `steps` steps on the first 40 tensors."""
+    from kfuse.torch import optim as kopt
+    from _optim_testing import float64_twins, step_on_random_grads
+
+    shapes = gpt2_shapes()
+    n = numel_of(shapes)
+    case = "adafactor.f32.gpt2s"
+    bytes_per_element = adafactor_bytes(shapes)
+
+    def run_drop_in(separate):
+        params = f32_params_with_grads(shapes)
+        with (separate_phases() if separate else contextlib.nullcontext()):
+            opt = kopt.Adafactor(params, check_stale=False, **ADAFACTOR_HP)
+            opt.step()
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case, "kfuse_Adafactor" + ("_separate" if separate
+                                              else ""), n, timing,
+                   bytes_per_element, launches=opt.launches_per_step,
+                   fallbacks=len(opt.fallbacks),
+                   host_ms=host_ms(opt.step, warmup, repeats),
+                   finite=all(bool(torch.isfinite(p).all())
+                              for p in params[:4]))
+
+    def run_torch(foreach):
+        params = f32_params_with_grads(shapes)
+        opt = torch.optim.Adafactor(params, foreach=foreach, **ADAFACTOR_HP)
+        opt.step()
+        timing = time_ms(opt.step, warmup, repeats)
+        report.row(case, "torch_" + ("foreach" if foreach else "loop"), n,
+                   timing, bytes_per_element,
+                   host_ms=host_ms(opt.step, warmup, repeats))
+
+    for separate in (False, True):
+        report.guarded(f"{case} separate={separate}",
+                       lambda s=separate: run_drop_in(s))
+    for foreach in (True, False):
+        report.guarded(f"{case} torch foreach={foreach}",
+                       lambda f=foreach: run_torch(f))
+
+    def parity():
+        sub = shapes[:40]
+        ps, _, _, _ = make_list(sub, torch.float32, torch.float32, seed=13)
+        params = [torch.nn.Parameter(p) for p in ps]
+        ref = float64_twins(params)
+        opt = kopt.Adafactor(params, **ADAFACTOR_HP)
+        ref_opt = torch.optim.Adafactor(ref, **ADAFACTOR_HP)
+        step_on_random_grads(opt, ref_opt, params, ref, 14, steps)
+        error = rel_l2(torch.cat([p.detach().flatten() for p in params]),
+                       torch.cat([r.detach().flatten() for r in ref]))
+        report.data.setdefault("parity", {})[
+            "adafactor_f32_vs_torch_f64_100_steps"] = {
+                "param_rel_l2": error, "tensors": len(sub),
+                "elements": numel_of(sub), "steps": steps,
+                "fallbacks": len(opt.fallbacks)}
+        print(f"adafactor parity: param rel L2 {error:.3e}", flush=True)
+        if not error <= 1e-5:
+            raise AssertionError(f"Adafactor parity {error:.3e} > 1e-5")
+
+    report.guarded("adafactor parity", parity)
 
 
 def bench_adamw_clip(report, warmup, repeats, steps=100):
@@ -1098,6 +1175,8 @@ def main():
         bench_lamb(report, w, r)
     if want("novograd"):
         bench_novograd(report, w, r)
+    if want("adafactor"):
+        bench_adafactor(report, w, r)
     if want("adamw_clip"):
         bench_adamw_clip(report, w, r)
     if want("graph"):

@@ -94,6 +94,11 @@ LogicalResult UpdateEmitter::readAttributes() {
       failed(readInt(KFuseDialect::kNumelMultipleAttrName, plan.numelMultiple)))
     return failure();
   plan.multiTensor = update->hasAttr(KFuseDialect::kMultiTensorAttrName);
+  matrix = plan.matrix = isMatrixUpdate(update);
+  if (matrix && !plan.multiTensor)
+    return update.emitOpError()
+           << "is a 2-D update, which runs only as a multi-tensor plan (its "
+              "table gives each tensor's row length); run kfuse-horizontal";
   plan.checksFoundInf = update->hasAttr(KFuseDialect::kFoundInfAttrName);
   if (plan.checksFoundInf && !plan.multiTensor)
     return update.emitOpError()
@@ -197,8 +202,10 @@ LogicalResult UpdateEmitter::collectOps() {
     // Uniform math that a state at the tensor level stores: emitted in the
     // kernel that stores it.
     if (op.getNumRegions() == 0 && op.getNumResults() == 1 &&
-        op.getResult(0).getType().isIntOrFloat() &&
-        isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+        (op.getResult(0).getType().isIntOrFloat() ||
+         isTensorLevelValue(op.getResult(0))) &&
+        (isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
+         isa<BroadcastOp, DimSizeOp>(op)))
       continue;
     return op.emitOpError()
            << "outside kfuse.fused cannot be emitted as CUDA; only "
@@ -223,11 +230,33 @@ LogicalResult UpdateEmitter::collectReduce(ReduceOp reduce) {
            << "computes a per-tensor variance, which the update schedules do "
               "not generate code for; reduce the sum of the values and of "
               "their squares instead";
-  if (!reduce.getInput().getDefiningOp<FusedOp>() ||
-      !getElementTypeOrSelf(reduce.getInput().getType()).isF32())
+  Value source = getWholeTensorReduceInput(reduce);
+  if (!source)
+    source = reduce.getInput();
+  if (!source.getDefiningOp<FusedOp>() ||
+      !getElementTypeOrSelf(source.getType()).isF32())
     return reduce.emitOpError()
            << "reduces a value that is not an f32 result of a kfuse.fused "
               "region (run kfuse-fuse-elementwise first)";
+  ArgLevel level = getValueLevel(reduce.getType());
+  if (level == ArgLevel::row || level == ArgLevel::column) {
+    // Read only by reductions over the whole tensor, which accumulate its
+    // input themselves: nothing of its own to generate.
+    if (llvm::all_of(reduce->getUsers(), [](Operation *user) {
+          auto outer = dyn_cast<ReduceOp>(user);
+          return outer && getWholeTensorReduceInput(outer);
+        }))
+      return success();
+    if (getValueLevel(source.getType()) != ArgLevel::element)
+      return reduce.emitOpError()
+             << "reduces a value per row or per column over its own "
+                "dimension, which generates no code; reduce it over the "
+                "other one to a value per tensor";
+    reductionOf[reduce.getResult()] = level == ArgLevel::row
+                                          ? plan.numRowReductions++
+                                          : plan.numColReductions++;
+    return success();
+  }
   if (auto name =
           reduce->getAttrOfType<StringAttr>(KFuseDialect::kNameAttrName);
       name && reduce.getList())
@@ -345,6 +374,7 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
           names.unique(getArgName(update, slot.param.index), /*fromUser=*/true);
     }
     slot.elementType = getElementTypeOrSelf(value.getType());
+    slot.level = getValueLevel(value.getType());
     slot.param.dtype = kind == KernelParam::Kind::Scalar
                            ? DType::f32
                            : *getStorageDType(slot.elementType);
@@ -433,6 +463,18 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       continue;
     }
     if (auto reduced = reductionOf.find(input); reduced != reductionOf.end()) {
+      ArgLevel level = getValueLevel(input.getType());
+      if (level == ArgLevel::row || level == ArgLevel::column) {
+        // A total per row or per column: the element function's input.
+        std::string name = names.unique(
+            fmt::format("{}_total{}", level == ArgLevel::row ? "row" : "col",
+                        reduced->second));
+        kernel.lineInputs.push_back(
+            {reduced->second, level, name,
+             input.getDefiningOp<ReduceOp>().getKind()});
+        varyingNames[element] = name;
+        continue;
+      }
       // Uniform over a tensor, read from the totals once per chunk, or over
       // the list, read once.
       std::string name = names.unique(fmt::format("total{}", reduced->second));
@@ -444,6 +486,20 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       }
       kernel.reducedInputs.push_back({reduced->second, name});
       entryValues.insert(element);
+      continue;
+    }
+    if (auto dim = input.getDefiningOp<DimSizeOp>(); dim && plan.multiTensor) {
+      // The extent of the chunk's tensor, from its table entry.
+      std::string name = names.unique("extent");
+      std::string extent = !matrix             ? "entry->numel"
+                           : dim.getDim() == 1 ? "entry->cols"
+                                               : "(entry->numel / entry->cols)";
+      kernel.entryPrologue += fmt::format(
+          "  const {} {} = ({}){};\n", getUniformType(dim.getType()), name,
+          getUniformType(dim.getType()), extent);
+      uniformNames[element] = name;
+      entryValues.insert(element);
+      hostEvaluable = false;
       continue;
     }
     if (auto constant = input.getDefiningOp<arith::ConstantOp>()) {
@@ -541,20 +597,40 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   }
   // Results that feed per-tensor reductions accumulate into the thread's
   // value for the chunk.
+  // In a 2-D update a reduction may be over rows, over columns or over the
+  // tensor (of the elements, or of the values per row or per column); one
+  // over the whole tensor of a row or column reduction accumulates the
+  // inner one's input.
   for (auto [position, result] : llvm::enumerate(fused.getResults()))
     for (Operation *user : result.getUsers()) {
-      auto reduce = dyn_cast<ReduceOp>(user);
-      if (!reduce)
+      auto inner = dyn_cast<ReduceOp>(user);
+      if (!inner)
         continue;
-      unsigned index = reductionOf.lookup(reduce.getResult());
-      std::string accumulator = names.unique(fmt::format("acc{}", index));
-      std::string value = bodyExpr(yield.getValues()[position]);
-      elementBody += reduce.getKind() == ReduceKind::max
-                         ? fmt::format("  {0} = kfuse_maximumf({0}, {1});\n",
-                                       accumulator, value)
-                         : fmt::format("  {} += {};\n", accumulator, value);
-      kernel.reductions.push_back(
-          {index, reduce.getKind(), reduce.getList(), accumulator});
+      SmallVector<ReduceOp> targets;
+      if (reductionOf.count(inner.getResult()))
+        targets.push_back(inner);
+      for (Operation *outer : inner->getUsers())
+        if (auto reduce = dyn_cast<ReduceOp>(outer);
+            reduce && getWholeTensorReduceInput(reduce))
+          targets.push_back(reduce);
+      for (ReduceOp reduce : targets) {
+        unsigned index = reductionOf.lookup(reduce.getResult());
+        ArgLevel level = getValueLevel(reduce.getType());
+        std::string accumulator =
+            names.unique(fmt::format("{}{}",
+                                     level == ArgLevel::row      ? "row_acc"
+                                     : level == ArgLevel::column ? "col_acc"
+                                                                 : "acc",
+                                     index));
+        std::string value = bodyExpr(yield.getValues()[position]);
+        elementBody += reduce.getKind() == ReduceKind::max
+                           ? fmt::format("  {0} = kfuse_maximumf({0}, {1});\n",
+                                         accumulator, value)
+                           : fmt::format("  {} += {};\n", accumulator, value);
+        kernel.reductions.push_back({index, reduce.getKind(), reduce.getList(),
+                                     accumulator, level,
+                                     getValueLevel(result.getType())});
+      }
     }
   if (kernel.scansGrads)
     for (const Slot &slot : slots)
@@ -646,6 +722,8 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
     if (slot.param.kind != KernelParam::Kind::Scalar && slot.param.read)
       elementParams.push_back(fmt::format(
           "{} {}", getCudaScalarType(slot.elementType)->str(), slot.in));
+  for (const KernelBody::LineInput &input : kernel.lineInputs)
+    elementParams.push_back("float " + input.name);
   for (const Slot &slot : slots)
     if (slot.param.written)
       elementParams.push_back(fmt::format(
@@ -683,19 +761,23 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   return success();
 }
 
-std::string
-UpdateEmitter::callElement(KernelBody &kernel,
-                           function_ref<std::string(unsigned)> input,
-                           function_ref<std::string(unsigned)> output) {
+std::string UpdateEmitter::callElement(
+    KernelBody &kernel, function_ref<std::string(unsigned)> input,
+    function_ref<std::string(unsigned)> output,
+    function_ref<std::string(const KernelBody::LineInput &)> lineInput,
+    function_ref<std::string(const ChunkReduction &)> accumulator) {
   SmallVector<std::string> args{"u"};
   for (auto [position, slot] : llvm::enumerate(kernel.slots))
     if (slot.param.kind != KernelParam::Kind::Scalar && slot.param.read)
       args.push_back(input(position));
+  for (const KernelBody::LineInput &line : kernel.lineInputs)
+    args.push_back(lineInput(line));
   for (auto [position, slot] : llvm::enumerate(kernel.slots))
     if (slot.param.written)
       args.push_back(output(position));
   for (const ChunkReduction &reduction : kernel.reductions)
-    args.push_back(reduction.accumulator);
+    args.push_back(accumulator ? accumulator(reduction)
+                               : reduction.accumulator);
   if (kernel.scansGrads)
     args.push_back("kfuse_nonfinite");
   return fmt::format("{}({})", kernel.elementFunction, llvm::join(args, ", "));
@@ -933,10 +1015,15 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       kernel.scansGrads = foldScan && index == 0;
       if (failed(emitElementFunction(index, kernel, kernels)))
         return failure();
-      emitMultiTensorKernel(kernel, index + 1 == fusedOps.size(),
-                            gridBarrier ? SignatureForm::PhaseFunction
-                                        : SignatureForm::Kernel,
-                            kernels);
+      SignatureForm form =
+          gridBarrier ? SignatureForm::PhaseFunction : SignatureForm::Kernel;
+      if (matrix) {
+        if (failed(emitMatrixKernel(kernel, index + 1 == fusedOps.size(), form,
+                                    kernels)))
+          return failure();
+      } else
+        emitMultiTensorKernel(kernel, index + 1 == fusedOps.size(), form,
+                              kernels);
     }
     if (gridBarrier) {
       std::vector<KernelInfo> phases(plan.kernels.begin() + firstPhase,
@@ -973,9 +1060,11 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       getCudaPrelude().str(),
       plan.multiTensor
           ? getMultiTensorPrelude().str() + "\n" +
-                (plan.numReductions ? getMultiTensorReducePrelude().str() + "\n"
-                                    : "") +
-                (gridBarrier ? getGridBarrierPrelude().str() + "\n" : "")
+                (plan.numReductions || plan.matrix
+                     ? getMultiTensorReducePrelude().str() + "\n"
+                     : "") +
+                (gridBarrier ? getGridBarrierPrelude().str() + "\n" : "") +
+                (plan.matrix ? getMatrixPrelude().str() + "\n" : "")
           : "",
       vectorTypeDefs, vectorTypeDefs.empty() ? "" : "\n", kernels);
   return std::move(plan);

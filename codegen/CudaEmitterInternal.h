@@ -32,6 +32,10 @@ using namespace mlir;
 /// The type of a uniform value (CudaEmitter.cpp).
 std::string getUniformType(Type type);
 
+/// The helpers of 2-D kernels, after the multi-tensor prelude
+/// (CudaUpdateMatrix.cpp).
+llvm::StringRef getMatrixPrelude();
+
 constexpr unsigned kBlockSize = 256;
 constexpr unsigned kMaxVectorBytes = 16;
 
@@ -74,15 +78,44 @@ inline int64_t getNumElements(RankedTensorType type) {
 inline const llvm::StringRef kKernelNames[] = {
     "u", "n", "i", "j", "count", "tid", "stride", "vectors"};
 inline const llvm::StringRef kMultiTensorNames[] = {
-    "entries",    "chunks",    "num_chunks",
-    "hypers",     "found_inf", "done_counter",
-    "c",          "chunk",     "entry",
-    "vector_end", "prev",      "finite",
-    "k",          "partials",  "totals",
-    "arrivals",   "barrier",   "queue",
-    "u",          "n",         "i",
-    "j",          "count",     "tid",
-    "stride",     "vectors"};
+    "entries",    "chunks",
+    "num_chunks", "hypers",
+    "found_inf",  "done_counter",
+    "c",          "chunk",
+    "entry",      "vector_end",
+    "prev",       "finite",
+    "k",          "partials",
+    "totals",     "arrivals",
+    "barrier",    "queue",
+    "u",          "n",
+    "i",          "j",
+    "count",      "tid",
+    "stride",     "vectors",
+    "row_totals", "col_partials",
+    "cols",       "r0",
+    "r1",         "r",
+    "cv",         "cv0",
+    "vcols",      "active",
+    "x",          "q",
+    "nq",         "cb",
+    "ce"};
+
+/// The level of a value of a 2-D update by its type: per element (rows x
+/// columns, or any 1-D tensor), per row (rows x 1), per column (1 x
+/// columns), per tensor (1 x 1, or a scalar).
+inline ArgLevel getValueLevel(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return ArgLevel::tensor;
+  if (tensor.getRank() != 2)
+    return ArgLevel::element;
+  bool oneRow = tensor.getDimSize(0) == 1,
+       oneColumn = tensor.getDimSize(1) == 1;
+  return oneRow && oneColumn ? ArgLevel::tensor
+         : oneColumn         ? ArgLevel::row
+         : oneRow            ? ArgLevel::column
+                             : ArgLevel::element;
+}
 
 /// Identifiers of one kernel.
 class NameTable : public CudaNameTable {
@@ -95,6 +128,7 @@ public:
 /// One parameter of a kernel being built, with its names in the source.
 struct Slot {
   KernelParam param;
+  ArgLevel level = ArgLevel::element; // of a tensor, in a 2-D update
   Type elementType; // tensor element type, or the scalar's type
   std::string name; // the kernel parameter
   std::string in;   // the element function's input
@@ -135,6 +169,15 @@ struct KernelBody {
   /// mean as a sum, divided by its count when the tensor's total is made).
   SmallVector<std::pair<unsigned, std::string>> reducedInputs, listInputs;
   std::vector<ChunkReduction> reductions;
+  /// In a 2-D update, the totals per row or per column of earlier phases
+  /// that the element function takes (reduction index, level, name).
+  struct LineInput {
+    unsigned reduction;
+    ArgLevel level;
+    std::string name;
+    ReduceKind kind;
+  };
+  SmallVector<LineInput> lineInputs;
   /// The phase that also does the found-inf scan: it reads every grad and
   /// writes nothing, so it tests the grads it loads and sets the flag.
   bool scansGrads = false;
@@ -164,9 +207,34 @@ private:
   LogicalResult emitElementFunction(unsigned index, KernelBody &kernel,
                                     std::string &out);
   void emitGridStrideKernel(KernelBody &kernel, std::string &out);
-  std::string callElement(KernelBody &kernel,
-                          function_ref<std::string(unsigned)> input,
-                          function_ref<std::string(unsigned)> output);
+  /// The element function's call: `input` and `output` by slot position,
+  /// and in a 2-D kernel `lineInput` and `accumulator` (null: the
+  /// reduction's own accumulator).
+  std::string callElement(
+      KernelBody &kernel, function_ref<std::string(unsigned)> input,
+      function_ref<std::string(unsigned)> output,
+      function_ref<std::string(const KernelBody::LineInput &)> lineInput =
+          nullptr,
+      function_ref<std::string(const ChunkReduction &)> accumulator = nullptr);
+  /// The pieces of a multi-tensor kernel around its loop over a chunk's
+  /// elements: the prologue before the chunk loop, the loop's head, the
+  /// chunk's tensor and its values, the slots' pointers, and the end after
+  /// the loop (CudaUpdateMultiTensor.cpp).
+  std::string emitKernelPrologue(KernelBody &kernel);
+  std::string emitChunkLoopHead(SignatureForm form);
+  std::string emitChunkEntry(KernelBody &kernel);
+  std::string emitSlotPointers(KernelBody &kernel);
+  std::string emitKernelEpilogue(KernelBody &kernel, bool advancesStep);
+  /// A phase of a 2-D update (CudaUpdateMatrix.cpp).
+  LogicalResult emitMatrixKernel(KernelBody &kernel, bool advancesStep,
+                                 SignatureForm form, std::string &out);
+  std::string emitMatrixElementLoop(KernelBody &kernel, unsigned width);
+  /// The element function's call in the loop over `level`, with the loaded
+  /// `inputs` and `outputs` by slot position.
+  std::string callElementAt(KernelBody &kernel, ArgLevel level,
+                            const DenseMap<unsigned, std::string> &inputs,
+                            const DenseMap<unsigned, std::string> &outputs);
+  std::string emitMatrixLineLoop(KernelBody &kernel, ArgLevel level);
   std::string emitVectorStep(KernelBody &kernel, StringRef indent,
                              bool fullyAligned);
   std::string emitScalarStep(KernelBody &kernel, StringRef indent);
@@ -191,9 +259,12 @@ private:
   bool gridBarrier = false;
   SmallVector<FusedOp> fusedOps;
   DenseMap<Operation *, unsigned> kernelOf;
-  /// Reductions per tensor and over the list, numbered in program order.
+  /// Reductions per tensor and over the list, numbered in program order;
+  /// in a 2-D update, those per row and per column numbered apart.
   DenseMap<Value, unsigned> reductionOf;
   SmallVector<ReduceOp> reduces;
+  /// The update is 2-D (isMatrixUpdate).
+  bool matrix = false;
   SmallVector<WriteOp> writes;
   /// Per kernel, the writes of states at the tensor level it stores.
   DenseMap<unsigned, SmallVector<WriteOp>> tensorStateWrites;

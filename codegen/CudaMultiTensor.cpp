@@ -25,8 +25,12 @@ struct alignas(16) kfuse_entry {
   long long numel;
   int aligned;
   int first_chunk;
+  long long cols;
+  long long row_base;
+  long long col_partial_base;
+  long long reserved;
 };
-static_assert(sizeof(kfuse_entry) == 80, "kfuse_entry layout");
+static_assert(sizeof(kfuse_entry) == 112, "kfuse_entry layout");
 
 struct kfuse_chunk {
   int entry;
@@ -50,7 +54,7 @@ static __device__ __forceinline__ bool kfuse_finite_f16(unsigned short x) {
 }
 )cuda";
 
-static_assert(kMaxTensorArgs == 8 && sizeof(MultiTensorEntry) == 80 &&
+static_assert(kMaxTensorArgs == 8 && sizeof(MultiTensorEntry) == 112 &&
                   sizeof(MultiTensorChunk) == 24,
               "update kMultiTensorPrelude with the table layout");
 
@@ -125,7 +129,7 @@ llvm::StringRef getMultiTensorReducePrelude() {
 
 std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
                                     unsigned blockSize, bool reductions,
-                                    SignatureForm form) {
+                                    SignatureForm form, bool matrix) {
   std::string tail = role == KernelInfo::Role::FoundInfScan
                          ? "const double *hypers, float *found_inf"
                          : "double *hypers, float *found_inf,\n"
@@ -133,6 +137,9 @@ std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
   if (reductions)
     tail += ", float *__restrict__ partials,\n"
             "    float *__restrict__ totals, unsigned int *arrivals";
+  if (matrix)
+    tail += ",\n    float *__restrict__ row_totals, float *__restrict__ "
+            "col_partials";
   if (form == SignatureForm::BarrierKernel)
     tail += ",\n    unsigned int *barrier";
   if (form == SignatureForm::PhaseFunction)
@@ -149,14 +156,18 @@ std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
                      head, name.str(), tail);
 }
 
-std::string getMultiTensorCallArguments(bool reductions) {
-  return reductions ? "entries, chunks, num_chunks, hypers, found_inf, "
-                      "done_counter, partials,\n      totals, arrivals"
-                    : "entries, chunks, num_chunks, hypers, found_inf, "
-                      "done_counter";
+std::string getMultiTensorCallArguments(bool reductions, bool matrix) {
+  std::string out = reductions
+                        ? "entries, chunks, num_chunks, hypers, found_inf, "
+                          "done_counter, partials,\n      totals, arrivals"
+                        : "entries, chunks, num_chunks, hypers, found_inf, "
+                          "done_counter";
+  if (matrix)
+    out += ",\n      row_totals, col_partials";
+  return out;
 }
 
-static const char *getCombineFunction(ReduceKind kind) {
+const char *getCombineFunction(ReduceKind kind) {
   return kind == ReduceKind::max ? "kfuse_maximumf" : "kfuse_sum_op";
 }
 
@@ -222,7 +233,8 @@ std::string getReducedInput(unsigned index, bool list, unsigned numReductions) {
 
 std::string emitChunkReductions(
     llvm::ArrayRef<ChunkReduction> reductions, unsigned numReductions,
-    llvm::ArrayRef<std::pair<unsigned, std::string>> entryStores) {
+    llvm::ArrayRef<std::pair<unsigned, std::string>> entryStores,
+    llvm::StringRef entryFinish) {
   std::string out = "    // One partial per chunk and reduction. The last "
                     "block to finish a\n"
                     "    // tensor's chunks (or all chunks, for the list) "
@@ -238,7 +250,7 @@ std::string emitChunkReductions(
         getReduceIdentity(reduction.kind), numReductions, reduction.index);
     (reduction.list ? perList : perTensor).push_back(&reduction);
   }
-  std::string stores;
+  std::string stores = entryFinish.str();
   for (auto [pointer, value] : entryStores)
     stores += fmt::format("      if (threadIdx.x == 0)\n"
                           "        *reinterpret_cast<float *>(entry->pointers["

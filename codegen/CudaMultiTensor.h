@@ -32,12 +32,14 @@ enum class SignatureForm { Kernel, PhaseFunction, BarrierKernel };
 
 /// `extern "C" ... name(<table parameters>) {` and a newline, with the
 /// parameters KernelPlan.h fixes for kernels of `role`.
+/// `matrix`: the row and column workspaces of a 2-D plan follow.
 std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
                                     unsigned blockSize, bool reductions,
-                                    SignatureForm form = SignatureForm::Kernel);
+                                    SignatureForm form = SignatureForm::Kernel,
+                                    bool matrix = false);
 
 /// The arguments a barrier kernel passes to each phase function.
-std::string getMultiTensorCallArguments(bool reductions);
+std::string getMultiTensorCallArguments(bool reductions, bool matrix = false);
 
 /// kfuse_grid_barrier(unsigned int *barrier), for sources with a barrier
 /// kernel.
@@ -50,11 +52,16 @@ llvm::StringRef getMultiTensorReducePrelude();
 /// A per-tensor reduction that a phase kernel accumulates: each thread's
 /// value in `accumulator` over the elements of a chunk, stored as partial
 /// `index` of the plan's reductions.
+/// In a 2-D update, `level` is what it reduces to (a tensor, each row, each
+/// column; `index` counts each level apart) and `source` the level of its
+/// input (elements, or the values per row or per column).
 struct ChunkReduction {
   unsigned index;
   ReduceKind kind;
   bool list; // over the whole table, not per tensor
   std::string accumulator;
+  ArgLevel level = ArgLevel::tensor;
+  ArgLevel source = ArgLevel::element;
 };
 
 /// How kernels read reduction `index`'s total: the list's, or the tensor
@@ -65,14 +72,19 @@ std::string getReducedInput(unsigned index, bool list, unsigned numReductions);
 /// The value a thread's accumulator of `kind` starts from.
 const char *getReduceIdentity(ReduceKind kind);
 
+/// The device function combining two partial values of `kind`.
+const char *getCombineFunction(ReduceKind kind);
+
 /// The end of one chunk of a phase kernel that accumulates `reductions`: the
 /// block combine of each accumulator into its partial, and in the last block
 /// to finish an entry's chunks, the combine of its partials into totals and
 /// the stores of `entryStores` (entry pointer, value): the new values of
-/// states at the tensor level, which every chunk has read by then.
+/// states at the tensor level, which every chunk has read by then, and the
+/// code `entryFinish` (a 2-D plan's column totals).
 std::string emitChunkReductions(
     llvm::ArrayRef<ChunkReduction> reductions, unsigned numReductions,
-    llvm::ArrayRef<std::pair<unsigned, std::string>> entryStores = {});
+    llvm::ArrayRef<std::pair<unsigned, std::string>> entryStores = {},
+    llvm::StringRef entryFinish = "");
 
 /// One tensor a found-inf scan reads.
 struct ScanTensor {

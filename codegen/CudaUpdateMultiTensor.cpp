@@ -147,7 +147,9 @@ UpdateEmitter::emitEntryValue(Value value, KernelBody &kernel,
 LogicalResult UpdateEmitter::checkMultiTensor() {
   // One region per reduction phase: kfuse-schedule-phases orders them, and
   // any other split would need temporaries.
-  if (fusedOps.empty() || (reduces.empty() && fusedOps.size() != 1))
+  bool anyReduction =
+      !reduces.empty() || plan.numRowReductions || plan.numColReductions;
+  if (fusedOps.empty() || (!anyReduction && fusedOps.size() != 1))
     return update.emitOpError()
            << "multi-tensor updates need exactly one fused region per "
               "reduction phase; got "
@@ -218,11 +220,8 @@ std::string UpdateEmitter::emitFoundInfScan() {
   return emitFoundInfScanKernel(name, grads, vectorWidth, kBlockSize);
 }
 
-void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
-                                          SignatureForm form,
-                                          std::string &out) {
-  out += getMultiTensorSignature(kernel.name, KernelInfo::Role::Update,
-                                 kBlockSize, plan.numReductions > 0, form);
+std::string UpdateEmitter::emitKernelPrologue(KernelBody &kernel) {
+  std::string out;
   if (kernel.scansGrads)
     out += "  // This phase writes nothing: it also sets found_inf, which "
            "the runtime\n"
@@ -257,11 +256,14 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
                   !kernel.stateInputs.empty() || !kernel.entryPrologue.empty();
   if (!perEntry)
     out += kernel.uniformInit;
+  return out;
+}
 
+std::string UpdateEmitter::emitChunkLoopHead(SignatureForm form) {
   if (form == SignatureForm::PhaseFunction)
     // A resident grid loops over many chunks: each block takes the next
     // from a counter, so blocks that got small chunks take more.
-    out += "  __shared__ unsigned int kfuse_taken;\n"
+    return "  __shared__ unsigned int kfuse_taken;\n"
            "  for (;;) {\n"
            "    if (threadIdx.x == 0)\n"
            "      kfuse_taken = atomicAdd(queue, 1u);\n"
@@ -270,31 +272,35 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
            "    __syncthreads();\n"
            "    if (c >= num_chunks)\n"
            "      break;\n";
-  else
+  return "  for (long long c = blockIdx.x; c < num_chunks; c += gridDim.x) {\n";
+}
+
+std::string UpdateEmitter::emitChunkEntry(KernelBody &kernel) {
+  std::string out = "    const kfuse_chunk chunk = chunks[c];\n"
+                    "    const kfuse_entry *entry = entries + chunk.entry;\n";
+  bool perEntry = !kernel.reducedInputs.empty() ||
+                  !kernel.stateInputs.empty() || !kernel.entryPrologue.empty();
+  if (!perEntry)
+    return out;
+  out += "    // The chunk's tensor's reductions, and the values from them.\n";
+  for (auto [index, name] : kernel.reducedInputs)
     out +=
-        "  for (long long c = blockIdx.x; c < num_chunks; c += gridDim.x) {\n";
-  out += "    const kfuse_chunk chunk = chunks[c];\n"
-         "    const kfuse_entry *entry = entries + chunk.entry;\n";
-  if (perEntry) {
-    out +=
-        "    // The chunk's tensor's reductions, and the values from them.\n";
-    for (auto [index, name] : kernel.reducedInputs)
-      out += fmt::format(
-          "    const float {} = {};\n", name,
-          getReducedInput(index, /*list=*/false, plan.numReductions));
-    for (auto [pointer, name] : kernel.stateInputs)
-      out += fmt::format("    const float {} = __ldcg(reinterpret_cast<const "
-                         "float *>(entry->pointers[{}]));\n",
-                         name, pointer);
-    for (StringRef line :
-         llvm::split(StringRef(kernel.entryPrologue).rtrim('\n'), '\n'))
-      if (!line.empty())
-        out += "  " + line.str() + "\n";
-    out += "  " + kernel.uniformInit;
-  }
-  for (const ChunkReduction &reduction : kernel.reductions)
-    out += fmt::format("    float {} = {};\n", reduction.accumulator,
-                       getReduceIdentity(reduction.kind));
+        fmt::format("    const float {} = {};\n", name,
+                    getReducedInput(index, /*list=*/false, plan.numReductions));
+  for (auto [pointer, name] : kernel.stateInputs)
+    out += fmt::format("    const float {} = __ldcg(reinterpret_cast<const "
+                       "float *>(entry->pointers[{}]));\n",
+                       name, pointer);
+  for (StringRef line :
+       llvm::split(StringRef(kernel.entryPrologue).rtrim('\n'), '\n'))
+    if (!line.empty())
+      out += "  " + line.str() + "\n";
+  out += "  " + kernel.uniformInit;
+  return out;
+}
+
+std::string UpdateEmitter::emitSlotPointers(KernelBody &kernel) {
+  std::string out;
   for (const Slot &slot : kernel.slots) {
     if (slot.param.kind != KernelParam::Kind::Tensor)
       continue;
@@ -308,6 +314,49 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
                        "    __builtin_assume(__isGlobal({1}));\n",
                        type, slot.name, pointer);
   }
+  return out;
+}
+
+std::string UpdateEmitter::emitKernelEpilogue(KernelBody &kernel,
+                                              bool advancesStep) {
+  std::string out;
+  if (kernel.scansGrads)
+    out +=
+        "  // Null in a step that does not scan.\n"
+        "  if (__syncthreads_or(kfuse_nonfinite) && found_inf != nullptr &&\n"
+        "      threadIdx.x == 0)\n"
+        "    *found_inf = 1.0f;\n";
+  if (plan.stepArg >= 0 && advancesStep)
+    out += fmt::format(
+        "  // The last block to finish advances the step for the next "
+        "launch.\n"
+        "  __syncthreads();\n"
+        "  if (threadIdx.x == 0) {{\n"
+        "    __threadfence();\n"
+        "    const unsigned int prev = atomicAdd(done_counter, 1u);\n"
+        "    if (prev == gridDim.x - 1) {{\n"
+        "      hypers[{0}] = hypers[{0}] + 1.0;\n"
+        "      *done_counter = 0;\n"
+        "      __threadfence();\n"
+        "    }}\n"
+        "  }}\n",
+        plan.stepArg);
+  out += "}\n";
+  return out;
+}
+
+void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
+                                          SignatureForm form,
+                                          std::string &out) {
+  out += getMultiTensorSignature(kernel.name, KernelInfo::Role::Update,
+                                 kBlockSize, plan.numReductions > 0, form);
+  out += emitKernelPrologue(kernel);
+  out += emitChunkLoopHead(form);
+  out += emitChunkEntry(kernel);
+  for (const ChunkReduction &reduction : kernel.reductions)
+    out += fmt::format("    float {} = {};\n", reduction.accumulator,
+                       getReduceIdentity(reduction.kind));
+  out += emitSlotPointers(kernel);
   auto scalarLoop = [&](StringRef start, StringRef indent) {
     return fmt::format("{0}for (long long i = {1} + threadIdx.x; i < "
                        "chunk.end;\n"
@@ -344,28 +393,7 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
     out += emitChunkReductions(kernel.reductions, plan.numReductions,
                                kernel.entryStores);
   out += "  }\n";
-  if (kernel.scansGrads)
-    out +=
-        "  // Null in a step that does not scan.\n"
-        "  if (__syncthreads_or(kfuse_nonfinite) && found_inf != nullptr &&\n"
-        "      threadIdx.x == 0)\n"
-        "    *found_inf = 1.0f;\n";
-  if (plan.stepArg >= 0 && advancesStep)
-    out += fmt::format(
-        "  // The last block to finish advances the step for the next "
-        "launch.\n"
-        "  __syncthreads();\n"
-        "  if (threadIdx.x == 0) {{\n"
-        "    __threadfence();\n"
-        "    const unsigned int prev = atomicAdd(done_counter, 1u);\n"
-        "    if (prev == gridDim.x - 1) {{\n"
-        "      hypers[{0}] = hypers[{0}] + 1.0;\n"
-        "      *done_counter = 0;\n"
-        "      __threadfence();\n"
-        "    }}\n"
-        "  }}\n",
-        plan.stepArg);
-  out += "}\n";
+  out += emitKernelEpilogue(kernel, advancesStep);
   kernel.info.setsFoundInf = kernel.scansGrads;
   plan.kernels.push_back(std::move(kernel.info));
 }
@@ -407,7 +435,7 @@ void UpdateEmitter::emitBarrierKernel(ArrayRef<KernelInfo> phases,
                      phases.size(), update.getSymName().str());
   out += getMultiTensorSignature(info.name, KernelInfo::Role::Update,
                                  kBlockSize, plan.numReductions > 0,
-                                 SignatureForm::BarrierKernel);
+                                 SignatureForm::BarrierKernel, plan.matrix);
   // barrier[2 + p] counts the chunks phase p took; block 0 resets it once
   // every block is past the phase (the last phase's, before it begins).
   out += fmt::format("  if (blockIdx.x == 0 && threadIdx.x == 0)\n"
@@ -420,9 +448,10 @@ void UpdateEmitter::emitBarrierKernel(ArrayRef<KernelInfo> phases,
                          "    barrier[{}] = 0;\n",
                          2 + index - 1);
     }
-    out += fmt::format("  {}({}, barrier + {});\n", phase.name,
-                       getMultiTensorCallArguments(plan.numReductions > 0),
-                       2 + index);
+    out += fmt::format(
+        "  {}({}, barrier + {});\n", phase.name,
+        getMultiTensorCallArguments(plan.numReductions > 0, plan.matrix),
+        2 + index);
   }
   out += "}\n";
   plan.kernels.push_back(std::move(info));

@@ -112,6 +112,19 @@ struct KernelParam {
 //   of kfuse-clip-grad-norm) does the found-inf scan itself
 //   (KernelInfo::setsFoundInf): there is then no scan kernel, the runtime
 //   zeroes found_inf before that kernel, and later phases skip on it.
+// - A 2-D plan (KernelPlan::matrix; an update over matrices) cuts each
+//   entry into chunks of whole rows (MultiTensorEntry::cols long), and its
+//   kernels take two more parameters after those above:
+//     float *row_totals, float *col_partials
+//   A reduction over each row (numRowReductions) is complete at the end of
+//   the chunk that holds the row (at most kMaxChunkRows of them), stored at
+//   row_totals[(rowBase + row) * numRowReductions + r]; a reduction over
+//   each column (numColReductions) stores each chunk's partial at
+//   col_partials[(colPartialBase + k * cols + column) * numColReductions
+//   + r] for the entry's chunk k. Later phases compute values per row once
+//   per row (by the row's chunk) and values per column once per column
+//   (the columns shared out over the entry's chunks), where a column's
+//   total is its partials combined in chunk order.
 // The found-inf scan kernel (KernelInfo::Role::FoundInfScan) has the
 // signature (entries, chunks, num_chunks, const double *hypers,
 // float *found_inf) and sets *found_inf = 1 when any grad element is inf or
@@ -120,13 +133,26 @@ struct KernelParam {
 /// Most tensor arguments an update may have in a multi-tensor plan.
 constexpr unsigned kMaxTensorArgs = 8;
 
+/// Rows a chunk of a 2-D plan holds: at least the first (so that column
+/// partials take at most 1/32 of the elements' memory), at most the second
+/// (the row sums a block keeps in shared memory).
+constexpr int64_t kMinChunkRows = 32;
+constexpr int64_t kMaxChunkRows = 128;
+
 struct alignas(16) MultiTensorEntry {
   uint64_t pointers[kMaxTensorArgs]; // by tensor-argument order; rest 0
   int64_t numel;
   int32_t aligned;    // 1 when every pointer is 16-byte aligned
   int32_t firstChunk; // its chunks are this one and those after it
+  // 2-D plans only (0 otherwise): the row length, the entry's first row in
+  // the row totals, and its first column partial (chunk k of the entry has
+  // cols of them from colPartialBase + k * cols).
+  int64_t cols;
+  int64_t rowBase;
+  int64_t colPartialBase;
+  int64_t reserved;
 };
-static_assert(sizeof(MultiTensorEntry) == 8 * kMaxTensorArgs + 16,
+static_assert(sizeof(MultiTensorEntry) == 8 * kMaxTensorArgs + 48,
               "MultiTensorEntry layout is shared with generated code");
 
 struct MultiTensorChunk {
@@ -237,6 +263,11 @@ struct KernelPlan {
   /// Per-tensor reductions over all kernels: the floats per chunk and per
   /// entry of the reduction workspace (multi-tensor plans only).
   unsigned numReductions = 0;
+  /// A 2-D plan (an update over matrices): chunks of whole rows, and the
+  /// reductions over rows and over columns of the ABI above.
+  bool matrix = false;
+  unsigned numRowReductions = 0;
+  unsigned numColReductions = 0;
   /// Reductions over the list that have a name (kfuse.name), with their
   /// index: their totals are values a caller may read (the grad norm).
   std::vector<std::pair<std::string, unsigned>> listTotals;

@@ -138,9 +138,22 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
                         const PipelineOptions &options) {
   MLIRContext *context = module.getContext();
   DiagnosticErrors errors(context);
-  if (func::FuncOp update = findUpdate(module);
-      update && failed(refuseMatrixUpdate(update, "the kfuse pipeline")))
-    return errors.takeError("a 2-D update");
+  func::FuncOp matrixUpdate = findUpdate(module);
+  if (matrixUpdate && !isMatrixUpdate(matrixUpdate))
+    matrixUpdate = nullptr;
+  if (matrixUpdate) {
+    // Not yet for 2-D updates: the passes say so at the function too.
+    StringRef missing = options.gradScaling     ? "grad scaling"
+                        : options.clipGradNorm  ? "gradient clipping"
+                        : options.masterWeights ? "master weights"
+                                                : "";
+    if (!missing.empty()) {
+      matrixUpdate.emitError()
+          << "'" << matrixUpdate.getSymName() << "' is a 2-D update; "
+          << missing << " is not generated for 2-D updates yet";
+      return errors.takeError("a 2-D update");
+    }
+  }
 
   // Per-tensor reductions and states run over the multi-tensor table: it
   // is what gives each chunk its tensor (a table of one for one tensor).
@@ -153,8 +166,9 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
         return true;
     return false;
   };
+  // A 2-D update's table gives each tensor its row length.
   bool multiTensor =
-      options.multiTensor || options.clipGradNorm ||
+      options.multiTensor || options.clipGradNorm || matrixUpdate ||
       module.walk([](ReduceOp) { return WalkResult::interrupt(); })
           .wasInterrupted() ||
       hasPerTensorState();

@@ -211,14 +211,26 @@ LogicalResult FusedOp::verify() {
     return emitOpError() << "body has " << body.getNumArguments()
                          << " arguments but the op has " << getInputs().size()
                          << " inputs";
-  std::optional<ArrayRef<int64_t>> shape;
+  // One shape, where an extent of 1 in a 2-D tensor repeats along that
+  // dimension (a value per row or per column).
+  std::optional<SmallVector<int64_t>> shape;
   auto checkShape = [&](RankedTensorType type, StringRef what,
                         unsigned index) -> LogicalResult {
     if (!shape) {
-      shape = type.getShape();
+      shape.emplace(type.getShape());
       return success();
     }
-    if (*shape != type.getShape())
+    bool compatible = shape->size() == size_t(type.getRank());
+    for (unsigned dim = 0; compatible && dim < shape->size(); ++dim) {
+      int64_t extent = type.getDimSize(dim);
+      if (shape->size() == 2 && extent == 1)
+        continue;
+      if (shape->size() == 2 && (*shape)[dim] == 1)
+        (*shape)[dim] = extent;
+      else
+        compatible = (*shape)[dim] == extent;
+    }
+    if (!compatible)
       return emitOpError() << what << " #" << index << " of type " << type
                            << " does not have the shape of the first tensor";
     return success();

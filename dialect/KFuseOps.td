@@ -160,7 +160,11 @@ def KFuse_FusedOp : KFuse_Op<"fused", [IsolatedFromAbove, SingleBlock,
     Applies its scalar body to every element of its tensor operands. Tensor
     operands enter the body as one element each, scalar operands as they are;
     `kfuse.yield` gives one element of each tensor result. All tensor operands
-    and results have one shape. The region is isolated from above: everything
+    and results have one shape; in a 2-D update, a tensor with one column
+    (`tensor<?x1xf32>`) holds a value per row and one with one row a value
+    per column, which the body sees at its element's row or column, and a
+    result of such a shape is computed once per row or per column. The
+    region is isolated from above: everything
     it reads is an operand, so it maps directly to a kernel's parameters.
 
     ```mlir

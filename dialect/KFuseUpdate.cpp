@@ -34,19 +34,25 @@ bool isMatrixUpdate(func::FuncOp func) {
          });
 }
 
-std::string describeMissingMatrixKernel(StringRef name) {
-  return ("'" + name +
-          "' is a 2-D update (params as matrices, states per row or per "
-          "column); kfuse generates no GPU code for 2-D updates yet: kfuse "
-          "check and kfuse_update_interpret_matrix run it in the interpreter")
-      .str();
+Value getWholeTensorReduceInput(ReduceOp reduce) {
+  auto inner = reduce.getInput().getDefiningOp<ReduceOp>();
+  if (!inner || inner.getKind() != reduce.getKind() ||
+      (reduce.getKind() != ReduceKind::sum &&
+       reduce.getKind() != ReduceKind::max))
+    return {};
+  auto input = dyn_cast<RankedTensorType>(inner.getInput().getType());
+  if (!input || input.getRank() != 2 || inner.getDim() == reduce.getDim())
+    return {};
+  return inner.getInput();
 }
 
 LogicalResult refuseMatrixUpdate(func::FuncOp func, StringRef who) {
   if (!isMatrixUpdate(func))
     return success();
-  return func.emitError() << who << ": "
-                          << describeMissingMatrixKernel(func.getSymName());
+  return func.emitError() << who << ": '" << func.getSymName()
+                          << "' is a 2-D update (params as matrices, states "
+                             "per row or per column), which "
+                          << who << " does not transform yet";
 }
 
 bool isNorm(func::FuncOp func) {
@@ -103,14 +109,36 @@ FailureOr<BlockArgument> appendHyperArgument(func::FuncOp func, StringRef name,
   return func.getArgument(index);
 }
 
+bool isTensorLevelValue(Value value) {
+  auto tensor = dyn_cast<RankedTensorType>(value.getType());
+  return tensor && tensor.getRank() == 2 && tensor.getDimSize(0) == 1 &&
+         tensor.getDimSize(1) == 1;
+}
+
 bool isUniformTensor(Value value) {
+  if (isTensorLevelValue(value))
+    return true;
   Operation *def = value.getDefiningOp();
   if (!def)
     return false;
-  if (isa<BroadcastOp>(def))
-    return true;
+  if (auto broadcast = dyn_cast<BroadcastOp>(def))
+    return !isa<RankedTensorType>(broadcast.getValue().getType()) ||
+           isTensorLevelValue(broadcast.getValue());
   DenseElementsAttr splat;
   return matchPattern(value, m_Constant(&splat)) && splat.isSplat();
+}
+
+void anchorBroadcastShapes(func::FuncOp func) {
+  func.walk([&](BroadcastOp broadcast) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(broadcast.getType()).getShape();
+    for (BlockArgument arg : func.getArguments())
+      if (auto tensor = dyn_cast<RankedTensorType>(arg.getType());
+          tensor && tensor.getShape() == shape) {
+        broadcast.getLikeMutable().assign(arg);
+        return;
+      }
+  });
 }
 
 BlockArgument getWriteTarget(WriteOp write) {

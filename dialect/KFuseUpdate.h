@@ -32,12 +32,15 @@ bool isElementForm(mlir::func::FuncOp func);
 /// as Adafactor's factored second moment. The norm interpreter runs it.
 bool isMatrixUpdate(mlir::func::FuncOp func);
 
-/// Why a 2-D update named `name` cannot become a kernel: every path to one
-/// (the pipeline, the update passes, launches and plans) says this.
-std::string describeMissingMatrixKernel(llvm::StringRef name);
+/// In a 2-D update, a reduction over the rows of a reduction over the
+/// columns (or the reverse) of one kind, sum or max, is one reduction over
+/// the whole tensor: this returns the inner reduction's input, which the
+/// generated code accumulates directly in the inner one's phase. Null for
+/// any other reduction.
+mlir::Value getWholeTensorReduceInput(ReduceOp reduce);
 
-/// Fails with describeMissingMatrixKernel's error at `func`, prefixed by
-/// `who` (a pass or the pipeline), when it is a 2-D update.
+/// Fails with an error at `func`, prefixed by `who` (a pass that does not
+/// take them yet), when it is a 2-D update.
 mlir::LogicalResult refuseMatrixUpdate(mlir::func::FuncOp func,
                                        llvm::StringRef who);
 
@@ -65,10 +68,19 @@ mlir::FailureOr<mlir::BlockArgument>
 appendHyperArgument(mlir::func::FuncOp func, llvm::StringRef name,
                     float defaultValue);
 
-/// Whether `value` is one scalar over all elements: a kfuse.broadcast or a
-/// splat constant. Such tensors cost no memory traffic; regions take them
-/// as scalars.
+/// Whether `value` is a 1 x 1 tensor: in a 2-D update, one value per
+/// tensor (a reduction over a whole tensor and the math on it).
+bool isTensorLevelValue(mlir::Value value);
+/// Whether `value` is one scalar over all elements: a kfuse.broadcast of a
+/// scalar or of a 1 x 1 tensor, a splat constant, or a 1 x 1 tensor. Such
+/// tensors cost no memory traffic; regions take them as scalars. (A
+/// broadcast of a row or column value is not uniform.)
 bool isUniformTensor(mlir::Value value);
+
+/// Points the shape operand (`like`) of every kfuse.broadcast in `func` at
+/// the first argument of the broadcast's shape, where one has it: the shape
+/// then comes from no value computed in the body.
+void anchorBroadcastShapes(mlir::func::FuncOp func);
 
 /// "file:line:col" of the first file location within `loc` (fused locations
 /// included), or the printed location when there is none.

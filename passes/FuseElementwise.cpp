@@ -76,15 +76,26 @@ Value RegionBuilder::cloneScalar(Value value) {
   if (Value mapped = mapping.lookupOrNull(value))
     return mapped;
   Operation *def = value.getDefiningOp();
+  // A value per tensor of a 2-D update (1 x 1) is a scalar here too.
+  if (auto broadcast = dyn_cast_if_present<BroadcastOp>(def)) {
+    Value scalar = cloneScalar(broadcast.getValue());
+    mapping.map(value, scalar);
+    return scalar;
+  }
   // A hyperparameter, or a scalar computed from tensors (a reduction over
-  // a whole tensor): the region reads it as an input.
-  if (!def || llvm::any_of(def->getOperandTypes(), llvm::IsaPred<ShapedType>))
-    return addInput(value, value.getType());
+  // a whole tensor, a tensor's extent): the region reads it as an input.
+  bool tensorLevelMath =
+      def && isTensorLevelValue(value) && !isa<ReduceOp>(def);
+  if (!def || (!tensorLevelMath &&
+               llvm::any_of(def->getOperandTypes(), llvm::IsaPred<ShapedType>)))
+    return addInput(value, getElementTypeOrSelf(value.getType()));
   for (Value operand : def->getOperands())
     cloneScalar(operand);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(body);
   Operation *clone = builder.clone(*def, mapping);
+  for (OpResult result : clone->getResults())
+    result.setType(getElementTypeOrSelf(result.getType()));
   return clone->getResult(cast<OpResult>(value).getResultNumber());
 }
 
@@ -93,10 +104,18 @@ Value RegionBuilder::lookupOrAddInput(Value value) {
     return mapped;
   Operation *def = value.getDefiningOp();
   if (auto broadcast = dyn_cast_if_present<BroadcastOp>(def)) {
-    Value scalar = cloneScalar(broadcast.getValue());
+    // A scalar, or in a 2-D update a row, column or tensor value: an
+    // element of the region either way.
+    Value source = broadcast.getValue();
+    Value scalar =
+        isa<RankedTensorType>(source.getType()) && !isTensorLevelValue(source)
+            ? lookupOrAddInput(source)
+            : cloneScalar(source);
     mapping.map(value, scalar);
     return scalar;
   }
+  if (isTensorLevelValue(value))
+    return cloneScalar(value);
   DenseElementsAttr splat;
   if (matchPattern(value, m_Constant(&splat)) && splat.isSplat()) {
     OpBuilder::InsertionGuard guard(builder);
@@ -164,9 +183,10 @@ struct FuseElementwisePass
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
-    if (failed(refuseMatrixUpdate(func, getArgument())))
-      return signalPassFailure();
     sinkWrites(func);
+    // A broadcast's `like` operand gives only the shape: pointing it at an
+    // argument keeps broadcasts from holding grouped values alive as region
+    // results.
     anchorBroadcastShapes(func);
     materializeUniformWrites(func);
     materializeReducedArguments(func);
@@ -175,8 +195,11 @@ struct FuseElementwisePass
     for (Operation &op : func.getBody().front()) {
       if (!isFusable(&op)) {
         // A reduction reads a whole tensor that the ops before it compute:
-        // they form a region of their own, which runs first.
-        if (isa<ReduceOp>(op) && !groups.back().empty())
+        // they form a region of their own, which runs first. (A reduction
+        // of a reduction over the whole tensor runs with the inner one.)
+        if (auto reduce = dyn_cast<ReduceOp>(op);
+            reduce && !getWholeTensorReduceInput(reduce) &&
+            !groups.back().empty())
           groups.emplace_back();
         continue;
       }
@@ -202,21 +225,6 @@ struct FuseElementwisePass
     SmallVector<WriteOp> writes(func.getBody().front().getOps<WriteOp>());
     for (WriteOp write : writes)
       write->moveBefore(terminator);
-  }
-
-  /// A broadcast's `like` operand gives only the shape, which every tensor of
-  /// an update shares: pointing it at a tensor argument keeps broadcasts from
-  /// holding grouped values alive as region results.
-  void anchorBroadcastShapes(func::FuncOp func) {
-    Value anchor;
-    for (BlockArgument arg : func.getArguments())
-      if (isa<RankedTensorType>(arg.getType())) {
-        anchor = arg;
-        break;
-      }
-    func.walk([&](BroadcastOp broadcast) {
-      broadcast.getLikeMutable().assign(anchor);
-    });
   }
 
   /// A write of an argument or a uniform tensor gets an elementwise copy of
@@ -247,7 +255,8 @@ struct FuseElementwisePass
     func.walk([&](ReduceOp reduce) {
       Value input = reduce.getInput();
       Operation *def = input.getDefiningOp();
-      if (!isa<RankedTensorType>(input.getType()) || (def && isFusable(def)))
+      if (!isa<RankedTensorType>(input.getType()) || (def && isFusable(def)) ||
+          getWholeTensorReduceInput(reduce))
         return;
       OpBuilder builder(reduce);
       auto copy =

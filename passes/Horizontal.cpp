@@ -27,8 +27,6 @@ struct HorizontalPass : public kfuse::impl::HorizontalPassBase<HorizontalPass> {
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
-    if (failed(refuseMatrixUpdate(func, getArgument())))
-      return signalPassFailure();
     unsigned tensors = 0;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
       if (getArgRole(func, i) == Role::hyper)

@@ -37,7 +37,7 @@ static bool isRecomputable(Operation *op) {
       !isa<RankedTensorType>(op->getResult(0).getType()) ||
       !isMemoryEffectFree(op))
     return false;
-  return isa<ConvertOp>(op) ||
+  return isa<ConvertOp, BroadcastOp>(op) ||
          (op->hasTrait<OpTrait::Elementwise>() &&
           isa<arith::ArithDialect, math::MathDialect>(op->getDialect()));
 }
@@ -125,7 +125,13 @@ FailureOr<Value> PhaseScheduler::materialize(Value value, unsigned phase,
     result = convert;
   } else if (isRecomputable(def)) {
     SmallVector<Value> operands;
-    for (Value operand : def->getOperands()) {
+    for (OpOperand &use : def->getOpOperands()) {
+      Value operand = use.get();
+      // A broadcast's shape operand is read for its shape alone.
+      if (!readsElements(def, use.getOperandNumber())) {
+        operands.push_back(operand);
+        continue;
+      }
       FailureOr<Value> available = materialize(operand, phase, user);
       if (failed(available))
         return failure();
@@ -248,10 +254,16 @@ void PhaseScheduler::assignPhases() {
   numPhases = 1;
   for (Operation &op : body.without_terminator()) {
     unsigned phase = 0;
+    // A broadcast follows its shape operand too, which it must come after
+    // (a 1 x 1 reduction's, in a 2-D update; others take an argument's).
     for (OpOperand &operand : op.getOpOperands())
-      if (readsElements(&op, operand.getOperandNumber()))
+      if (readsElements(&op, operand.getOperandNumber()) ||
+          isa<BroadcastOp>(op))
         phase = std::max(phase, phaseOfValue(operand.get()));
-    if (isa<ReduceOp>(op))
+    // A whole-tensor reduction of a row or column reduction accumulates
+    // in the inner one's phase, from its input.
+    if (auto reduce = dyn_cast<ReduceOp>(op);
+        reduce && !getWholeTensorReduceInput(reduce))
       phase = std::max(phase + 1, deferredTo.lookup(&op));
     phaseOf[&op] = phase;
     numPhases = std::max(numPhases, phase + 1);
@@ -336,6 +348,8 @@ bool PhaseScheduler::deferReductions() {
   }
   bool deferred = false;
   for (auto reduce : body.getOps<ReduceOp>()) {
+    if (getWholeTensorReduceInput(reduce))
+      continue; // follows its inner reduction
     unsigned earliest = phaseOf.lookup(reduce);
     unsigned needed = neededPhase(reduce.getResult());
     // The latest phase before the result is needed whose own reads cover
@@ -359,6 +373,9 @@ LogicalResult PhaseScheduler::run() {
   Block &body = func.getBody().front();
   if (body.getOps<ReduceOp>().empty())
     return success();
+  // A broadcast's shape comes from an argument of that shape where one has
+  // it, so that only what it broadcasts decides its phase.
+  anchorBroadcastShapes(func);
   assignPhases();
   if (deferReductions())
     assignPhases();
@@ -403,8 +420,6 @@ struct SchedulePhasesPass
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
-    if (failed(refuseMatrixUpdate(func, getArgument())))
-      return signalPassFailure();
     PhaseScheduler scheduler(func);
     if (failed(scheduler.run()))
       return signalPassFailure();

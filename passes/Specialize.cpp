@@ -89,8 +89,6 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
-    if (failed(refuseMatrixUpdate(func, getArgument())))
-      return signalPassFailure();
     if (failed(specialize(func)))
       signalPassFailure();
   }
@@ -124,6 +122,10 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
       return func.emitError() << "numel-multiple must be a positive power of "
                                  "two, got "
                               << numelMultiple.getValue();
+    if (isMatrixUpdate(func) && (numel >= 0 || numelMultiple > 1))
+      return func.emitError()
+             << "numel and numel-multiple apply to 1-D updates; a 2-D "
+                "update's shapes come from its plan's table";
     if (numel >= 0 && numel % numelMultiple != 0)
       return func.emitError()
              << "numel " << numel.getValue() << " is not a multiple of "

@@ -172,6 +172,10 @@ size_t kfuse_update_num_args(const kfuse_update *update) {
   return update ? update->update->args().size() : 0;
 }
 
+int kfuse_update_is_matrix(const kfuse_update *update) {
+  return update && update->update->isMatrix() ? 1 : 0;
+}
+
 kfuse_status kfuse_update_arg_info(const kfuse_update *update, size_t index,
                                    kfuse_arg_info *out) {
   return guarded([&] {
@@ -303,6 +307,15 @@ kfuse_status kfuse_update_interpret_matrix(const kfuse_update *update,
 kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
                                size_t num_groups, size_t args_per_group,
                                int flags, kfuse_plan **out) {
+  return kfuse_plan_create_matrix(update, tensors, num_groups, args_per_group,
+                                  nullptr, flags, out);
+}
+
+kfuse_status kfuse_plan_create_matrix(kfuse_update *update,
+                                      const kfuse_arg *tensors,
+                                      size_t num_groups, size_t args_per_group,
+                                      const int64_t *cols, int flags,
+                                      kfuse_plan **out) {
   return guarded([&] {
     if (!out)
       return fail(KFUSE_INVALID_ARGUMENT, "out is null");
@@ -321,6 +334,8 @@ kfuse_status kfuse_plan_create(kfuse_update *update, const kfuse_arg *tensors,
     if (flags & KFUSE_PLAN_SEPARATE_PHASES)
       options.gridBarrier = false;
     options.clipNormExternal = flags & KFUSE_PLAN_CLIP_EXTERNAL_NORM;
+    if (cols)
+      options.cols.assign(cols, cols + num_groups);
     if (options.clipNormExternal && !options.clipGradNorm)
       return fail(KFUSE_INVALID_ARGUMENT, "KFUSE_PLAN_CLIP_EXTERNAL_NORM needs "
                                           "KFUSE_PLAN_CLIP_GRAD_NORM");

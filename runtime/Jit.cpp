@@ -217,10 +217,16 @@ Update::create(llvm::StringRef text, llvm::StringRef sourceName) {
   return std::move(update);
 }
 
-llvm::Error Update::checkHasKernel() const {
+llvm::Error Update::checkSingleTensorLaunch() const {
   if (!matrix)
     return llvm::Error::success();
-  return makeError(ErrorCode::Compile, describeMissingMatrixKernel(name));
+  return makeError(ErrorCode::InvalidArgument,
+                   "'" + name +
+                       "' is a 2-D update (params as matrices, states per row "
+                       "or per column): it runs as a multi-tensor plan, "
+                       "whose table gives each tensor its row length "
+                       "(kfuse_plan_create_matrix), not as a launch over one "
+                       "tensor");
 }
 
 llvm::Expected<std::unique_ptr<Update>>
@@ -343,6 +349,12 @@ Update::compileForArch(const Specialization &spec,
 
 llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args,
                               std::vector<std::vector<double>> &tensors) const {
+  if (matrix)
+    return makeError(ErrorCode::InvalidArgument,
+                     "'" + name +
+                         "' is a 2-D update; run it with "
+                         "kfuse_update_interpret_matrix, which takes its "
+                         "rows and columns");
   llvm::Expected<Specialization> spec = specialize(args);
   if (!spec)
     return spec.takeError();

@@ -115,17 +115,17 @@ public:
   /// passing it at launch.
   void setSpecializeNumel(bool enable) { specializeNumel = enable; }
 
-  /// Whether the update is 2-D (isMatrixUpdate): no GPU code yet, only
-  /// interpretMatrix runs it.
+  /// Whether the update is 2-D (isMatrixUpdate): it runs as a plan, and
+  /// interpretMatrix runs it on the host.
   bool isMatrix() const { return matrix; }
-  /// Fails, naming interpretMatrix, for a 2-D update: what every path to
-  /// a kernel checks before the arguments.
-  llvm::Error checkHasKernel() const;
+  /// Fails for a 2-D update, which only a plan launches (its table gives
+  /// each tensor's row length).
+  llvm::Error checkSingleTensorLaunch() const;
 
   /// specializeFor on this update's arguments.
   llvm::Expected<Specialization>
   specialize(llvm::ArrayRef<LaunchArg> args) const {
-    if (llvm::Error error = checkHasKernel())
+    if (llvm::Error error = checkSingleTensorLaunch())
       return std::move(error);
     return specializeFor(argInfos, args, specializeNumel);
   }

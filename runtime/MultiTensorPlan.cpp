@@ -49,7 +49,8 @@ gatherTableTensors(llvm::ArrayRef<LaunchArg> groups, size_t argsPerGroup,
 
 llvm::Expected<Specialization>
 specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
-                      llvm::ArrayRef<LaunchArg> groups, size_t numGroups) {
+                      llvm::ArrayRef<LaunchArg> groups, size_t numGroups,
+                      llvm::ArrayRef<int64_t> cols) {
   size_t perGroup = infos.size();
   if (numGroups == 0)
     return invalid("a multi-tensor plan needs at least one tensor group");
@@ -108,13 +109,14 @@ specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
 
   std::vector<unsigned> tensorArgs = tensorArgsOf(infos);
   std::vector<std::string> names;
-  llvm::SmallVector<bool> perTensor;
+  llvm::SmallVector<ArgLevel> levels;
   for (unsigned index : tensorArgs) {
     names.push_back(infos[index].name);
-    perTensor.push_back(infos[index].perTensor());
+    levels.push_back(infos[index].level);
   }
-  if (llvm::Error error = validateTensorGroups(
-          gatherTableTensors(groups, perGroup, tensorArgs), names, perTensor))
+  if (llvm::Error error =
+          validateTensorGroups(gatherTableTensors(groups, perGroup, tensorArgs),
+                               names, levels, cols))
     return std::move(error);
 
   Specialization spec;
@@ -159,15 +161,18 @@ llvm::Error checkMultiTensorPlan(const KernelPlan &plan,
         kernel.role == KernelInfo::Role::FoundInfScan || kernel.setsFoundInf;
     if (kernel.role == KernelInfo::Role::Update)
       updatePhases += kernel.phases;
-    if (kernel.phases > 1 && plan.numReductions == 0)
+    if (kernel.phases > 1 &&
+        plan.numReductions + plan.numRowReductions + plan.numColReductions == 0)
       return internal(what + " has a kernel of " + llvm::Twine(kernel.phases) +
                       " phases and no reductions");
   }
   // Kernels of reduction phases take the workspace parameters; one update
   // phase never does.
-  if ((updatePhases > 1) != (plan.numReductions > 0))
+  unsigned reductions =
+      plan.numReductions + plan.numRowReductions + plan.numColReductions;
+  if ((updatePhases > 1) != (reductions > 0))
     return internal(what + " has " + llvm::Twine(updatePhases) +
-                    " update phases and " + llvm::Twine(plan.numReductions) +
+                    " update phases and " + llvm::Twine(reductions) +
                     " reductions; phases come with reductions");
   if ((scans == 1) != gradScaling || scans > 1)
     return internal(what + " has " + llvm::Twine(scans) +
@@ -218,13 +223,19 @@ llvm::Expected<std::unique_ptr<MultiTensorPlan>>
 MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
                         size_t numGroups, llvm::ArrayRef<double> hyperValues,
                         const MultiTensorPlanOptions &options) {
-  if (llvm::Error error = update.checkHasKernel())
-    return std::move(error);
   std::vector<ArgInfo> planArgs =
       planArgInfos(update.args(), options.masterWeights);
   llvm::ArrayRef<ArgInfo> infos = planArgs;
+  if (update.isMatrix() != !options.cols.empty())
+    return invalid(update.isMatrix()
+                       ? "'" + update.sourceName() +
+                             "' is a 2-D update: its plan needs each "
+                             "group's row length (kfuse_plan_create_matrix)"
+                       : "'" + update.sourceName() +
+                             "' is not a 2-D update; row lengths apply only "
+                             "to 2-D updates");
   llvm::Expected<Specialization> spec =
-      specializeMultiTensor(infos, groups, numGroups);
+      specializeMultiTensor(infos, groups, numGroups, options.cols);
   if (!spec)
     return spec.takeError();
   if (hyperValues.size() != infos.size())
@@ -273,14 +284,14 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   for (const KernelInfo &kernel : plan.kernels)
     vectorWidth = std::lcm(vectorWidth, std::max(kernel.vectorWidth, 1u));
   std::vector<std::string> names;
-  llvm::SmallVector<bool> perTensor;
+  llvm::SmallVector<ArgLevel> levels;
   for (unsigned index : plan.tensorArgs) {
     names.push_back(plan.args[index].name);
-    perTensor.push_back(plan.args[index].perTensor());
+    levels.push_back(plan.args[index].level);
   }
   llvm::Expected<MultiTensorTable> table = buildMultiTensorTable(
       gatherTableTensors(groups, infos.size(), plan.tensorArgs), names,
-      vectorWidth, options.chunkElements, perTensor);
+      vectorWidth, options.chunkElements, levels, options.cols);
   if (!table)
     return table.takeError();
   self.chunkCount = static_cast<long long>(table->chunks.size());
@@ -345,6 +356,20 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
             upload(self.arrivals, nullptr, sizeof(unsigned int) * slots))
       return std::move(error);
   }
+  if (plan.matrix) {
+    // Written before they are read, each step; at least one float each so
+    // that the kernels get a valid address.
+    size_t rowBytes =
+        std::max<size_t>(1, size_t(table->totalRows) * plan.numRowReductions) *
+        sizeof(float);
+    size_t colBytes = std::max<size_t>(1, size_t(table->totalColPartials) *
+                                              plan.numColReductions) *
+                      sizeof(float);
+    if (llvm::Error error = upload(self.rowTotals, nullptr, rowBytes))
+      return std::move(error);
+    if (llvm::Error error = upload(self.colPartials, nullptr, colBytes))
+      return std::move(error);
+  }
   // A barrier kernel's two barrier counters and one chunk counter per
   // phase, zero between launches.
   unsigned phases = 0;
@@ -369,6 +394,8 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   self.totalsAddress = self.totals.get();
   self.arrivalsAddress = self.arrivals.get();
   self.barrierAddress = self.barrier.get();
+  self.rowTotalsAddress = self.rowTotals.get();
+  self.colPartialsAddress = self.colPartials.get();
   self.updateFoundInfAddress = self.foundInfAddress;
 
   unsigned maxGrid = std::max<int64_t>(
@@ -423,6 +450,9 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
         launch.params.insert(launch.params.end(),
                              {&self.partialsAddress, &self.totalsAddress,
                               &self.arrivalsAddress});
+      if (plan.matrix)
+        launch.params.insert(launch.params.end(), {&self.rowTotalsAddress,
+                                                   &self.colPartialsAddress});
       if (launch.cooperative)
         launch.params.push_back(&self.barrierAddress);
     }
@@ -448,6 +478,8 @@ MultiTensorPlan::~MultiTensorPlan() {
   totals.reset();
   arrivals.reset();
   barrier.reset();
+  rowTotals.reset();
+  colPartials.reset();
 }
 
 llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {

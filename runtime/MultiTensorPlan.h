@@ -34,7 +34,8 @@ namespace kfuse {
 /// no GPU.
 llvm::Expected<Specialization>
 specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
-                      llvm::ArrayRef<LaunchArg> groups, size_t numGroups);
+                      llvm::ArrayRef<LaunchArg> groups, size_t numGroups,
+                      llvm::ArrayRef<int64_t> cols = {});
 
 /// The tensors of `groups` in the order `tensorArgs` (update argument
 /// indices) gives, group-major, as the table builder takes them.
@@ -65,6 +66,8 @@ struct MultiTensorPlanOptions {
   /// also where KFUSE_SEPARATE_PHASES=1).
   bool gridBarrier = defaultGridBarrier();
   int64_t chunkElements = defaultChunkElements();
+  /// A 2-D update's row length of each group (empty for 1-D updates).
+  std::vector<int64_t> cols;
 };
 
 class MultiTensorPlan {
@@ -183,6 +186,8 @@ private:
   DeviceBuffer partials, totals, arrivals;
   /// The two counters of a cooperative kernel's grid barriers.
   DeviceBuffer barrier;
+  /// A 2-D plan's totals per row and column partials per chunk.
+  DeviceBuffer rowTotals, colPartials;
   // Kernel parameter values; `launchParams` points at these, so rebinding
   // storage only changes a value here.
   CUdeviceptr entriesAddress = 0, chunksAddress = 0;
@@ -190,6 +195,7 @@ private:
   CUdeviceptr hypersAddress = 0, foundInfAddress = 0, doneCounterAddress = 0;
   CUdeviceptr partialsAddress = 0, totalsAddress = 0, arrivalsAddress = 0;
   CUdeviceptr barrierAddress = 0;
+  CUdeviceptr rowTotalsAddress = 0, colPartialsAddress = 0;
   /// Update kernels scan the grads themselves (KernelInfo::setsFoundInf):
   /// they take updateFoundInfAddress, the flag in a step with a scan part
   /// (scanPending), else 0.

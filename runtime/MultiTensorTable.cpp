@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 
@@ -29,16 +30,23 @@ bool defaultGridBarrier() {
 }
 
 /// The first argument of a group with one value per element.
-static size_t firstElementArg(size_t perGroup, llvm::ArrayRef<bool> perTensor) {
+static size_t firstElementArg(size_t perGroup,
+                              llvm::ArrayRef<ArgLevel> levels) {
   size_t first = 0;
-  while (first + 1 < perGroup && first < perTensor.size() && perTensor[first])
+  while (first + 1 < perGroup && first < levels.size() &&
+         levels[first] != ArgLevel::element)
     ++first;
   return first;
 }
 
+static ArgLevel levelOf(llvm::ArrayRef<ArgLevel> levels, size_t index) {
+  return index < levels.size() ? levels[index] : ArgLevel::element;
+}
+
 llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
                                  llvm::ArrayRef<std::string> argNames,
-                                 llvm::ArrayRef<bool> perTensor) {
+                                 llvm::ArrayRef<ArgLevel> levels,
+                                 llvm::ArrayRef<int64_t> cols) {
   size_t perGroup = argNames.size();
   if (perGroup == 0)
     return invalid("a multi-tensor table needs at least one tensor argument");
@@ -50,52 +58,72 @@ llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
     return invalid(llvm::Twine(tensors.size()) +
                    " tensors do not make whole groups of " +
                    llvm::Twine(perGroup));
-  if (!perTensor.empty() && perTensor.size() != perGroup)
-    return invalid("per-tensor flags for " + llvm::Twine(perTensor.size()) +
+  if (!levels.empty() && levels.size() != perGroup)
+    return invalid("levels for " + llvm::Twine(levels.size()) +
                    " arguments, the groups have " + llvm::Twine(perGroup));
-  size_t reference = firstElementArg(perGroup, perTensor);
+  size_t reference = firstElementArg(perGroup, levels);
   size_t numGroups = tensors.size() / perGroup;
   if (numGroups > size_t(std::numeric_limits<int32_t>::max()))
     return invalid(llvm::Twine(numGroups) +
                    " tensor groups; a table holds at most 2^31-1");
+  if (!cols.empty() && cols.size() != numGroups)
+    return invalid("row lengths for " + llvm::Twine(cols.size()) +
+                   " groups, the table has " + llvm::Twine(numGroups));
   for (size_t group = 0; group < numGroups; ++group) {
     llvm::ArrayRef<TableTensor> members =
         tensors.slice(group * perGroup, perGroup);
+    std::string where = "tensor group " + std::to_string(group) + ": ";
+    int64_t numel = members[reference].numel;
+    int64_t groupCols = cols.empty() ? 0 : cols[group];
+    if (!cols.empty() && (groupCols <= 0 || numel % groupCols != 0))
+      return invalid(where + "row length " + llvm::Twine(groupCols) +
+                     " does not divide the " + llvm::Twine(numel) +
+                     " elements of '" + argNames[reference] +
+                     "'; a 2-D group needs a positive row length");
     for (size_t i = 0; i < perGroup; ++i) {
       const TableTensor &tensor = members[i];
       if (tensor.numel < 0)
-        return invalid("tensor group " + llvm::Twine(group) + ": '" +
-                       argNames[i] + "' has negative numel " +
+        return invalid(where + "'" + argNames[i] + "' has negative numel " +
                        llvm::Twine(tensor.numel));
       if (tensor.address == 0 && tensor.numel > 0)
-        return invalid("tensor group " + llvm::Twine(group) + ": '" +
-                       argNames[i] + "' is a null pointer with " +
+        return invalid(where + "'" + argNames[i] + "' is a null pointer with " +
                        llvm::Twine(tensor.numel) + " elements");
-      if (!perTensor.empty() && perTensor[i]) {
+      ArgLevel level = levelOf(levels, i);
+      if (level == ArgLevel::tensor) {
         if (tensor.numel != 1 || tensor.address == 0)
-          return invalid("tensor group " + llvm::Twine(group) + ": '" +
-                         argNames[i] +
+          return invalid(where + "'" + argNames[i] +
                          "' is a state at the tensor level: one f32 a "
                          "group, got " +
                          llvm::Twine(tensor.numel) + " elements");
         continue;
       }
-      if (tensor.numel != members[reference].numel)
-        return invalid("tensor group " + llvm::Twine(group) + ": '" +
-                       argNames[i] + "' has " + llvm::Twine(tensor.numel) +
-                       " elements but '" + argNames[reference] + "' has " +
-                       llvm::Twine(members[reference].numel));
+      if ((level == ArgLevel::row || level == ArgLevel::column) && cols.empty())
+        return invalid(where + "'" + argNames[i] +
+                       "' holds a value per row or per column, which needs "
+                       "each group's row length");
+      int64_t expected = level == ArgLevel::row      ? numel / groupCols
+                         : level == ArgLevel::column ? groupCols
+                                                     : numel;
+      if (tensor.numel != expected)
+        return invalid(where + "'" + argNames[i] + "' has " +
+                       llvm::Twine(tensor.numel) + " elements but " +
+                       (level == ArgLevel::row
+                            ? "the rows of '" + argNames[reference] +
+                                  "' number " + llvm::Twine(expected)
+                        : level == ArgLevel::column
+                            ? "the row length is " + llvm::Twine(expected)
+                            : "'" + argNames[reference] + "' has " +
+                                  llvm::Twine(expected)));
     }
   }
   return llvm::Error::success();
 }
 
-llvm::Expected<MultiTensorTable>
-buildMultiTensorTable(llvm::ArrayRef<TableTensor> tensors,
-                      llvm::ArrayRef<std::string> argNames,
-                      unsigned vectorWidth, int64_t chunkElements,
-                      llvm::ArrayRef<bool> perTensor) {
-  if (llvm::Error error = validateTensorGroups(tensors, argNames, perTensor))
+llvm::Expected<MultiTensorTable> buildMultiTensorTable(
+    llvm::ArrayRef<TableTensor> tensors, llvm::ArrayRef<std::string> argNames,
+    unsigned vectorWidth, int64_t chunkElements,
+    llvm::ArrayRef<ArgLevel> levels, llvm::ArrayRef<int64_t> cols) {
+  if (llvm::Error error = validateTensorGroups(tensors, argNames, levels, cols))
     return std::move(error);
   if (vectorWidth == 0)
     return invalid("vector width 0; expected at least 1");
@@ -109,18 +137,35 @@ buildMultiTensorTable(llvm::ArrayRef<TableTensor> tensors,
   chunkElements = (chunkElements + width - 1) / width * width;
 
   size_t perGroup = argNames.size();
-  size_t reference = firstElementArg(perGroup, perTensor);
+  size_t reference = firstElementArg(perGroup, levels);
   size_t numGroups = tensors.size() / perGroup;
   MultiTensorTable table;
+  // Elements per chunk of each group: whole rows in a 2-D table.
+  auto chunkOf = [&](size_t group) -> int64_t {
+    if (cols.empty())
+      return chunkElements;
+    int64_t rows = std::clamp<int64_t>(chunkElements / cols[group] +
+                                           (chunkElements % cols[group] != 0),
+                                       kMinChunkRows, kMaxChunkRows);
+    int64_t elements = 0;
+    if (__builtin_mul_overflow(rows, cols[group], &elements))
+      return std::numeric_limits<int64_t>::max();
+    return elements;
+  };
   // Count first, so that an impossible table fails before allocating it.
   int64_t numChunks = 0;
   for (size_t group = 0; group < numGroups; ++group) {
     int64_t numel = tensors[group * perGroup + reference].numel;
-    int64_t groupChunks =
-        numel / chunkElements + (numel % chunkElements != 0 ? 1 : 0);
+    int64_t chunk = chunkOf(group);
+    int64_t groupChunks = numel / chunk + (numel % chunk != 0 ? 1 : 0);
+    int64_t partials = 0;
     if (__builtin_add_overflow(numChunks, groupChunks, &numChunks) ||
         __builtin_add_overflow(table.totalElements, numel,
-                               &table.totalElements))
+                               &table.totalElements) ||
+        (!cols.empty() &&
+         (__builtin_mul_overflow(groupChunks, cols[group], &partials) ||
+          __builtin_add_overflow(table.totalColPartials, partials,
+                                 &table.totalColPartials))))
       return invalid("the tensor groups hold more than 2^63 elements");
   }
   if (numChunks > std::numeric_limits<int32_t>::max())
@@ -130,6 +175,7 @@ buildMultiTensorTable(llvm::ArrayRef<TableTensor> tensors,
 
   table.entries.resize(numGroups);
   table.chunks.reserve(numChunks);
+  int64_t colPartials = 0;
   for (size_t group = 0; group < numGroups; ++group) {
     llvm::ArrayRef<TableTensor> members =
         tensors.slice(group * perGroup, perGroup);
@@ -138,22 +184,30 @@ buildMultiTensorTable(llvm::ArrayRef<TableTensor> tensors,
     entry.numel = members[reference].numel;
     entry.aligned = 1;
     entry.firstChunk = static_cast<int32_t>(table.chunks.size());
+    if (!cols.empty()) {
+      entry.cols = cols[group];
+      entry.rowBase = table.totalRows;
+      entry.colPartialBase = colPartials;
+      table.totalRows += entry.numel / entry.cols;
+    }
     for (size_t i = 0; i < perGroup; ++i) {
       entry.pointers[i] = members[i].address;
-      bool value = !perTensor.empty() && perTensor[i]; // read as one float
+      bool value = levelOf(levels, i) == ArgLevel::tensor; // one float
       if (!value && members[i].address % 16 != 0)
         entry.aligned = 0;
     }
-    // `begin = chunk.end` rather than `+= chunkElements`: no overflow near
+    int64_t chunkLength = chunkOf(group);
+    // `begin = chunk.end` rather than `+= chunkLength`: no overflow near
     // 2^63.
     for (int64_t begin = 0; begin < entry.numel;) {
       MultiTensorChunk chunk{};
       chunk.entry = static_cast<int32_t>(group);
       chunk.begin = begin;
-      chunk.end = entry.numel - begin > chunkElements ? begin + chunkElements
-                                                      : entry.numel;
+      chunk.end =
+          entry.numel - begin > chunkLength ? begin + chunkLength : entry.numel;
       table.chunks.push_back(chunk);
       begin = chunk.end;
+      colPartials += entry.cols;
     }
   }
   return table;

@@ -46,26 +46,36 @@ struct MultiTensorTable {
   std::vector<MultiTensorEntry> entries; // one per group, in group order
   std::vector<MultiTensorChunk> chunks;  // by group, then by begin
   int64_t totalElements = 0;             // over all groups
+  /// 2-D tables: the rows of all groups, and the column partials of all
+  /// their chunks (the cols of each chunk), which size the workspaces.
+  int64_t totalRows = 0;
+  int64_t totalColPartials = 0;
 };
 
 /// Checks `tensors` (group-major, `argNames.size()` tensors a group, in
 /// KernelPlan::tensorArgs order): at most kMaxTensorArgs a group, no null
 /// pointer with elements, one element count within each group, fewer than
-/// 2^31 groups. A state at the tensor level (`perTensor`, by argument; empty:
-/// none) is one element whatever the group's count, and is left out of the
-/// alignment test. Errors name the group index and the arguments.
+/// 2^31 groups. `levels` (by argument; empty: all per element) says how
+/// many values each holds: a state at the tensor level is one element
+/// whatever the group's count, and is left out of the alignment test. For a
+/// 2-D update, `cols` holds each group's row length: its tensors per element
+/// hold rows x cols, those per row rows and those per column cols. Errors
+/// name the group index and the arguments.
 llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
                                  llvm::ArrayRef<std::string> argNames,
-                                 llvm::ArrayRef<bool> perTensor = {});
+                                 llvm::ArrayRef<ArgLevel> levels = {},
+                                 llvm::ArrayRef<int64_t> cols = {});
 
 /// validateTensorGroups, then the entries and chunks: each group cut into
 /// chunks of `chunkElements` (rounded up to a multiple of `vectorWidth`, so
-/// every chunk begins on a vector boundary), none for an empty group.
-/// Fails when the chunks would number 2^31 or more.
+/// every chunk begins on a vector boundary), none for an empty group. With
+/// `cols` (a 2-D update), chunks hold whole rows instead: as many as make
+/// `chunkElements`, within [kMinChunkRows, kMaxChunkRows]. Fails when the
+/// chunks would number 2^31 or more.
 llvm::Expected<MultiTensorTable> buildMultiTensorTable(
     llvm::ArrayRef<TableTensor> tensors, llvm::ArrayRef<std::string> argNames,
     unsigned vectorWidth, int64_t chunkElements = kDefaultChunkElements,
-    llvm::ArrayRef<bool> perTensor = {});
+    llvm::ArrayRef<ArgLevel> levels = {}, llvm::ArrayRef<int64_t> cols = {});
 
 } // namespace kfuse
 

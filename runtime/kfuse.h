@@ -85,6 +85,10 @@ KFUSE_API void kfuse_update_destroy(kfuse_update *update);
 
 /* The number of arguments; 0 for a null update. */
 KFUSE_API size_t kfuse_update_num_args(const kfuse_update *update);
+/* 1 when the update is 2-D (params as matrices, states per row or per
+ * column): it runs as a plan with row lengths (kfuse_plan_create_matrix) and
+ * is interpreted with kfuse_update_interpret_matrix. */
+KFUSE_API int kfuse_update_is_matrix(const kfuse_update *update);
 KFUSE_API kfuse_status kfuse_update_arg_info(const kfuse_update *update,
                                              size_t index, kfuse_arg_info *out);
 
@@ -145,6 +149,16 @@ KFUSE_API kfuse_status kfuse_plan_create(kfuse_update *update,
                                          size_t num_groups,
                                          size_t args_per_group, int flags,
                                          kfuse_plan **out);
+/* kfuse_plan_create for a 2-D update (params as matrices, states per row or
+ * per column; kfuse_arg_info.level 2 and 3): `cols` holds each group's row
+ * length. A group's params and grads hold rows x cols elements (row-major,
+ * contiguous), its states per row `rows` and per column `cols`. Chunks hold
+ * whole rows. Grad scaling, clipping and master weights are not generated
+ * for 2-D updates yet (an error says so). For a 1-D update `cols` must be
+ * NULL, which is kfuse_plan_create. */
+KFUSE_API kfuse_status kfuse_plan_create_matrix(
+    kfuse_update *update, const kfuse_arg *tensors, size_t num_groups,
+    size_t args_per_group, const int64_t *cols, int flags, kfuse_plan **out);
 KFUSE_API void kfuse_plan_destroy(kfuse_plan *plan);
 
 /* Launches one step on `stream` (a CUstream; NULL: the legacy default

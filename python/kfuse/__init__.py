@@ -76,6 +76,10 @@ class Update:
         self._handle = handle
         self.args = self._read_args()
         self._names = [arg.name for arg in self.args]
+        # 2-D (params as matrices, states per row or per column): it runs
+        # as a multi-tensor plan only, given each param's row length.
+        is_matrix = getattr(lib(), "kfuse_update_is_matrix", None)
+        self.is_matrix = bool(is_matrix(handle)) if is_matrix else False
 
     def _read_args(self):
         args = []
@@ -111,6 +115,11 @@ class Update:
         """
         import torch
 
+        if self.is_matrix:
+            raise KfuseError(
+                f"{self!r} is a 2-D update: it runs over a list of params "
+                "with kfuse.multi_tensor, whose plan gives each param its row "
+                "length, not as a launch over one tensor", "INVALID_ARGUMENT")
         args, device = self._pack(values)
         with torch.cuda.device(device):
             if stream is None:

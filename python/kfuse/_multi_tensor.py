@@ -93,9 +93,20 @@ class _Plan:
                 arg.value = 0.0
         self.handle = ctypes.c_void_p()
         with torch.cuda.device(self.device):
-            check(lib().kfuse_plan_create(
-                update._handle, args, len(indices), nargs, flags,
-                ctypes.byref(self.handle)))
+            if update.is_matrix:
+                # Each group's row length: the last extent of its params.
+                source = next(info.name for info in arg_infos
+                              if info.role != "hyper" and
+                              getattr(info, "level", "element") == "element")
+                cols = (ctypes.c_int64 * len(indices))(*(
+                    groups[index][source].shape[-1] for index in indices))
+                check(lib().kfuse_plan_create_matrix(
+                    update._handle, args, len(indices), nargs, cols, flags,
+                    ctypes.byref(self.handle)))
+            else:
+                check(lib().kfuse_plan_create(
+                    update._handle, args, len(indices), nargs, flags,
+                    ctypes.byref(self.handle)))
             self.arg_names = []
             for position in range(lib().kfuse_plan_num_args(self.handle)):
                 info = ArgInfoStruct()
@@ -221,6 +232,8 @@ class MultiTensorUpdate:
         # Per-tensor states: one float32 element a group (a view
         # norms[i:i+1] of one tensor per list, typically).
         self._per_tensor = {a.name for a in self.args if a.level == "tensor"}
+        self._element_names = {a.name for a in self.args
+                               if a.role != "hyper" and a.level == "element"}
         groups = list(groups)
         if not groups:
             raise _invalid("no tensor groups: a multi-tensor update needs at "
@@ -318,6 +331,10 @@ class MultiTensorUpdate:
                                          "the group's other tensors")
             if name in self._per_tensor:
                 check_per_tensor(torch, tensor, where)
+            elif self.update.is_matrix and name in self._element_names and \
+                    tensor.dim() != 2:
+                raise _invalid(f"{where} has shape {tuple(tensor.shape)}; "
+                               "the update is 2-D, which takes matrices")
         return dict(group)
 
     def _initial_hypers(self, torch, given):

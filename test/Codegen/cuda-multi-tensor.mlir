@@ -12,8 +12,12 @@
 // CHECK-NEXT:   long long numel;
 // CHECK-NEXT:   int aligned;
 // CHECK-NEXT:   int first_chunk;
+// CHECK-NEXT:   long long cols;
+// CHECK-NEXT:   long long row_base;
+// CHECK-NEXT:   long long col_partial_base;
+// CHECK-NEXT:   long long reserved;
 // CHECK-NEXT: };
-// CHECK-NEXT: static_assert(sizeof(kfuse_entry) == 80, "kfuse_entry layout");
+// CHECK-NEXT: static_assert(sizeof(kfuse_entry) == 112, "kfuse_entry layout");
 // CHECK: struct kfuse_chunk {
 // CHECK: static_assert(sizeof(kfuse_chunk) == 24, "kfuse_chunk layout");
 // CHECK-NOT: found_inf(

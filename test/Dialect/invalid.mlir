@@ -158,6 +158,28 @@ func.func @fused_shapes(%x: tensor<4xf32>, %y: tensor<8xf32>) {
 
 // -----
 
+func.func @fused_ranks(%x: tensor<?x?xf32>, %y: tensor<?xf32>) {
+  // expected-error @+1 {{input #1 of type 'tensor<?xf32>' does not have the shape of the first tensor}}
+  %r = kfuse.fused(%x, %y) : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    kfuse.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @fused_rows(%x: tensor<4x?xf32>, %r: tensor<8x1xf32>) {
+  // expected-error @+1 {{input #1 of type 'tensor<8x1xf32>' does not have the shape of the first tensor}}
+  %y = kfuse.fused(%x, %r) : (tensor<4x?xf32>, tensor<8x1xf32>) -> tensor<4x?xf32> {
+  ^bb0(%a: f32, %b: f32):
+    kfuse.yield %a : f32
+  }
+  return
+}
+
+// -----
+
 func.func @fused_yield_type(%x: tensor<4xf32>) {
   %r = kfuse.fused(%x) : (tensor<4xf32>) -> tensor<4xbf16> {
   ^bb0(%a: f32):

@@ -19,6 +19,22 @@ func.func @sgd(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
   return
 }
 
+// A region of a 2-D update: a value per row and one per column enter at
+// the element's row and column; a result of one row's shape is per row.
+// CHECK-LABEL: func.func @rows_and_columns
+func.func @rows_and_columns(%x: tensor<?x?xf32>, %r: tensor<?x1xf32>,
+                            %c: tensor<1x?xf32>) {
+  // CHECK: kfuse.fused(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?xf32>, tensor<?x1xf32>, tensor<1x?xf32>) -> (tensor<?x?xf32>, tensor<?x1xf32>)
+  %y:2 = kfuse.fused(%x, %r, %c) : (tensor<?x?xf32>, tensor<?x1xf32>, tensor<1x?xf32>) -> (tensor<?x?xf32>, tensor<?x1xf32>) {
+  ^bb0(%xe: f32, %re: f32, %ce: f32):
+    %rc = arith.mulf %re, %ce : f32
+    %s = arith.addf %xe, %rc : f32
+    %r2 = arith.mulf %re, %re : f32
+    kfuse.yield %s, %r2 : f32, f32
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @mixed
 func.func @mixed(%p: tensor<8xbf16> {kfuse.role = #kfuse.role<param>},
                  %m: tensor<8xf32> {kfuse.role = #kfuse.role<state>},

@@ -111,8 +111,11 @@ group = S.ADAFACTOR.group_defaults({"params": [FakeParam(2), FakeParam(1)]})
 variant = S.ADAFACTOR.variant(group)
 print(f"Adafactor group: {variant.name} {variant.plan_hypers(group)} keys "
       f"{variant.state_keys}")
-print("Adafactor fallback:", S.ADAFACTOR.fallback(FakeParam(2)), "|",
-      S.ADAFACTOR.fallback(FakeParam(1)))
+print("Adafactor fallback:", S.ADAFACTOR.fallback(FakeParam(3)), "|",
+      S.ADAFACTOR.fallback(FakeParam(2)), "|", S.ADAFACTOR.fallback(FakeParam(1)))
+print(f"Adafactor matrices: {variant.matrices.name} "
+      f"{variant.matrices.hyper_names == variant.hyper_names} keys "
+      f"{variant.matrices.state_keys}")
 show("Adafactor bad d",
      lambda: S.check_adafactor_args(1e-2, -0.8, (None, 1e-3), 0.5, 0))
 saved_group = dict(S.ADAFACTOR.defaults, params=[0, 1])

@@ -159,9 +159,13 @@ TEST_F(MultiTensorEmitterTest, AdamWF32) {
                                "  long long numel;\n"
                                "  int aligned;\n"
                                "  int first_chunk;\n"
+                               "  long long cols;\n"
+                               "  long long row_base;\n"
+                               "  long long col_partial_base;\n"
+                               "  long long reserved;\n"
                                "};"))
       << source;
-  EXPECT_TRUE(contains(source, "static_assert(sizeof(kfuse_entry) == 80"));
+  EXPECT_TRUE(contains(source, "static_assert(sizeof(kfuse_entry) == 112"));
   EXPECT_TRUE(contains(source, "struct kfuse_chunk {\n"
                                "  int entry;\n"
                                "  int reserved;\n"

@@ -269,7 +269,8 @@ TEST(MultiTensorTableTest, TensorLevelStateIsOneUnalignedFloat) {
   // one float of a per-group array (any 4-byte address).
   const std::vector<std::string> names = {"param", "grad", "exp_avg",
                                           "exp_avg_sq"};
-  const bool perTensor[] = {false, false, false, true};
+  const ArgLevel perTensor[] = {ArgLevel::element, ArgLevel::element,
+                                ArgLevel::element, ArgLevel::tensor};
   std::vector<TableTensor> tensors = groupsOfSizes({100, 5000});
   for (int group = 0; group < 2; ++group)
     tensors[group * 4 + 3] = {0x9000004 + 4u * group, 1};
@@ -288,6 +289,76 @@ TEST(MultiTensorTableTest, TensorLevelStateIsOneUnalignedFloat) {
   tensors[4 + 3].numel = 1;
   EXPECT_EQ(errorOf(buildMultiTensorTable(tensors, names, 4, 1024)),
             "tensor group 0: 'exp_avg_sq' has 1 elements but 'param' has 100");
+}
+
+TEST(MultiTensorTableTest, MatrixChunksHoldWholeRows) {
+  // Adafactor's groups: param and grad rows x cols, a state per row and one
+  // per column.
+  const std::vector<std::string> names = {"param", "grad", "row_var",
+                                          "col_var"};
+  const ArgLevel levels[] = {ArgLevel::element, ArgLevel::element,
+                             ArgLevel::row, ArgLevel::column};
+  const int64_t shapes[][2] = {{100, 768}, {3, 50}, {1000, 64}, {0, 7}};
+  std::vector<TableTensor> tensors;
+  std::vector<int64_t> cols;
+  uint64_t address = 0x10000000;
+  for (auto [rows, width] : shapes) {
+    for (int64_t numel : {rows * width, rows * width, rows, width}) {
+      tensors.push_back({address, numel});
+      address += 0x1000000;
+    }
+    cols.push_back(width);
+  }
+  llvm::Expected<MultiTensorTable> table =
+      buildMultiTensorTable(tensors, names, 4, 16384, levels, cols);
+  ASSERT_TRUE(bool(table)) << errorOf(table.takeError());
+  // 16384 / 768 rounds up to 22 rows, raised to 32; 16384 / 64 is 256
+  // rows, cut to 128; a tensor of 3 rows is one chunk.
+  const int64_t rowsPerChunk[] = {32, 32, 128, 1};
+  int64_t rowBase = 0, colPartials = 0;
+  size_t chunk = 0;
+  for (auto [group, shape] : llvm::enumerate(shapes)) {
+    const MultiTensorEntry &entry = table->entries[group];
+    EXPECT_EQ(entry.cols, shape[1]);
+    EXPECT_EQ(entry.rowBase, rowBase);
+    EXPECT_EQ(entry.colPartialBase, colPartials);
+    EXPECT_EQ(entry.firstChunk, int32_t(chunk));
+    for (int64_t row = 0; row < shape[0]; row += rowsPerChunk[group]) {
+      ASSERT_LT(chunk, table->chunks.size());
+      const MultiTensorChunk &piece = table->chunks[chunk++];
+      EXPECT_EQ(piece.entry, int32_t(group));
+      EXPECT_EQ(piece.begin, row * shape[1]);
+      EXPECT_EQ(piece.end,
+                std::min(row + rowsPerChunk[group], shape[0]) * shape[1]);
+      colPartials += shape[1];
+    }
+    rowBase += shape[0];
+  }
+  EXPECT_EQ(chunk, table->chunks.size());
+  EXPECT_EQ(table->totalRows, rowBase);
+  EXPECT_EQ(table->totalColPartials, colPartials);
+
+  tensors[4 + 2].numel = 50;
+  EXPECT_EQ(
+      errorOf(buildMultiTensorTable(tensors, names, 4, 16384, levels, cols)),
+      "tensor group 1: 'row_var' has 50 elements but the rows of "
+      "'param' number 3");
+  tensors[4 + 2].numel = 3;
+  tensors[4 + 3].numel = 3;
+  EXPECT_EQ(
+      errorOf(buildMultiTensorTable(tensors, names, 4, 16384, levels, cols)),
+      "tensor group 1: 'col_var' has 3 elements but the row length is "
+      "50");
+  tensors[4 + 3].numel = 50;
+  cols[1] = 7;
+  EXPECT_EQ(
+      errorOf(buildMultiTensorTable(tensors, names, 4, 16384, levels, cols)),
+      "tensor group 1: row length 7 does not divide the 150 elements "
+      "of 'param'; a 2-D group needs a positive row length");
+  cols[1] = 50;
+  EXPECT_EQ(errorOf(buildMultiTensorTable(tensors, names, 4, 16384, levels)),
+            "tensor group 0: 'row_var' holds a value per row or per column, "
+            "which needs each group's row length");
 }
 
 TEST(MultiTensorPlanTest, SpecializesOnDTypesOnly) {

@@ -156,9 +156,13 @@ class Variant:
     """
 
     def __init__(self, name, source, states=(), hypers=(), step=None,
-                 optimizer_hypers=(), tensor_states=(), group_states=()):
+                 optimizer_hypers=(), tensor_states=(), group_states=(),
+                 matrices=None):
         if step not in (None, "exposed", "hidden"):
             raise ValueError(f"variant step {step!r}")
+        # The variant that updates the group's 2-D params (a 2-D update:
+        # Adafactor's factored second moment), or None: this one takes all.
+        self.matrices = matrices
         self.name = name
         self.source = source
         self.states = tuple(states)
@@ -454,11 +458,19 @@ def _adafactor_eps1(group):
 
 
 def _adafactor_fallback(param):
-    if param.dim() > 1:
-        return ("a matrix: Adafactor's factored second moment (a 2-D update) "
-                "has no kfuse kernel yet")
+    if param.dim() > 2:
+        return (f"{param.dim()} dimensions: kfuse's factored Adafactor takes "
+                "matrices (torch's factors the last two dimensions of each "
+                "leading index)")
     return None
 
+
+_ADAFACTOR_HYPERS = (("lr", _option("lr")),
+                     ("beta2_decay", _option("beta2_decay")),
+                     ("eps1", _adafactor_eps1),
+                     ("eps2", _element("eps", 1)),
+                     ("d", _option("d")),
+                     ("weight_decay", _option("weight_decay")))
 
 ADAFACTOR = OptimizerSpec(
     "Adafactor",
@@ -467,14 +479,12 @@ ADAFACTOR = OptimizerSpec(
          weight_decay=0.0, foreach=None, maximize=False),
     {"adafactor_vector": Variant(
         "adafactor_vector", "adafactor_vector.mlir",
-        states=(("variance", "variance"),),
-        hypers=(("lr", _option("lr")),
-                ("beta2_decay", _option("beta2_decay")),
-                ("eps1", _adafactor_eps1),
-                ("eps2", _element("eps", 1)),
-                ("d", _option("d")),
-                ("weight_decay", _option("weight_decay"))),
-        step="exposed")},
+        states=(("variance", "variance"),), hypers=_ADAFACTOR_HYPERS,
+        step="exposed",
+        matrices=Variant(
+            "adafactor", "adafactor.mlir",
+            states=(("row_var", "row_var"), ("col_var", "col_var")),
+            hypers=_ADAFACTOR_HYPERS, step="exposed"))},
     torch_class="Adafactor", fallback=_adafactor_fallback,
     fallback_state_keys=(("step", "row_var", "col_var"),))
 

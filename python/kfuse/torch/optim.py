@@ -73,9 +73,9 @@ contiguous) are updated by torch.optim's class of the same name (AdamW,
 Adam, SGD) over the same optimizer.state, said once at KFUSE_LOG=info and
 listed by optimizer.fallbacks and kfuse.doctor(optimizer=...); Lion and
 optimizers from IR, which torch lacks, refuse them (NotImplementedError), as
-they refuse them with GradScaler. Adafactor's matrices go to
-torch.optim.Adafactor the same way: its factored form has no kfuse kernel
-yet. Not implemented (NotImplementedError):
+they refuse them with GradScaler. Adafactor's params of more than two
+dimensions go to torch.optim.Adafactor the same way (its matrices run
+kfuse's factored form). Not implemented (NotImplementedError):
 differentiable=True. Sparse grads raise RuntimeError.
 """
 
@@ -798,6 +798,10 @@ class KfuseOptimizer(torch.optim.Optimizer):
         kept = []
         for position, param in chosen:
             why = self._kfuse_check_param(index, position, param)
+            if why is None and multiplier and variant.matrices is not None \
+                    and param.dim() == 2:
+                why = ("a matrix, with maximize or GradScaler: kfuse's 2-D "
+                       "updates do not scale grads yet")
             if why is None:
                 kept.append((position, param))
             else:
@@ -807,15 +811,33 @@ class KfuseOptimizer(torch.optim.Optimizer):
         chosen = kept
         if not chosen:
             return runtime
-        members = [param for _, param in chosen]
-        steps = [self._kfuse_init_state(index, position, group, variant, param)
-                 for position, param in chosen]
         initial = {}
         for name, value in variant.plan_hypers(group):
             initial[name] = float(value) if isinstance(value, torch.Tensor) \
                 else value
+        # A variant for matrices (a 2-D update) takes the 2-D params.
+        parts = [(variant, chosen)]
+        if variant.matrices is not None:
+            parts = [(variant, [c for c in chosen if c[1].dim() < 2]),
+                     (variant.matrices, [c for c in chosen if c[1].dim() == 2])]
+        clip = self._kfuse_clip_mode(runtime, [p for _, p in chosen])
+        for part_variant, part in parts:
+            if part:
+                self._kfuse_build_cohorts(index, group, part_variant, part,
+                                          runtime, initial, multiplier, clip)
+        runtime.sent = dict(initial)
+        if multiplier:
+            runtime.sent["inv_scale"] = 1.0
+        return runtime
+
+    def _kfuse_build_cohorts(self, index, group, variant, chosen, runtime,
+                             initial, multiplier, clip):
+        """The plans of `chosen` ((position, param) pairs) under `variant`,
+        one per step count, into runtime.cohorts."""
+        members = [param for _, param in chosen]
+        steps = [self._kfuse_init_state(index, position, group, variant, param)
+                 for position, param in chosen]
         update = _update_for(variant)
-        clip = self._kfuse_clip_mode(runtime, members)
         group_states = {}
         if variant.group_states:
             group_states = self._kfuse_group_states(index, group, variant,
@@ -852,10 +874,6 @@ class KfuseOptimizer(torch.optim.Optimizer):
             if variant.step == "exposed":
                 self._kfuse_show_steps(mtu, cohort_params)
             runtime.cohorts.append(_Cohort(mtu, cohort_params))
-        runtime.sent = dict(initial)
-        if multiplier:
-            runtime.sent["inv_scale"] = 1.0
-        return runtime
 
     def _kfuse_show_steps(self, mtu, params):
         """Makes state[p]['step'] of `params` views of their plans' device
@@ -979,6 +997,7 @@ class KfuseOptimizer(torch.optim.Optimizer):
         if variant.step == "exposed" and state.get("step") is None:
             state["step"] = self._kfuse_step_tensor(group, param, 0.0)
         created = False
+        levels = {arg.name: arg.level for arg in _update_for(variant).args}
         for key, ir_name in variant.states:
             tensor = state.get(key)
             where = (f"{self._kfuse_name}: state '{key}' of param {position} "
@@ -1004,17 +1023,27 @@ class KfuseOptimizer(torch.optim.Optimizer):
                         "per-tensor state is one float32 element on the "
                         f"param's device ({param.device})")
                 continue
+            # A 2-D update's state per row is rows x 1, per column 1 x
+            # columns, as torch's Adafactor keeps them.
+            level = levels.get(ir_name, "element")
+            shape = (param.shape if level == "element" else
+                     (param.shape[0], 1) if level == "row" else
+                     (1, param.shape[1]))
             if tensor is None:
                 state[key] = torch.zeros_like(
-                    param, memory_format=torch.preserve_format)
+                    param, memory_format=torch.preserve_format) \
+                    if level == "element" else \
+                    torch.zeros(shape, dtype=param.dtype, device=param.device)
                 created = True
                 continue
             if not isinstance(tensor, torch.Tensor) or \
-                    tensor.shape != param.shape or \
+                    tensor.shape != shape or \
                     tensor.device != param.device:
                 raise RuntimeError(
                     f"{where} is {_tensor_text(tensor)}, the param "
-                    f"{tuple(param.shape)} on {param.device}")
+                    f"{tuple(param.shape)} on {param.device}" +
+                    ("" if level == "element" else
+                     f"; a state per {level} is {tuple(shape)}"))
             if not _placed_alike(tensor, param):
                 raise RuntimeError(
                     f"{where} is {_placement_text(tensor)}, the param "
@@ -1249,14 +1278,16 @@ class Lars(KfuseOptimizer):
 
 class Adafactor(KfuseOptimizer):
     """torch.optim.Adafactor: vector params (dim <= 1) over
-    library/optim/adafactor_vector.mlir, one plan a step (two reduction
-    phases, one cooperative launch), with state[p] holding 'step' and
-    'variance' as torch's does. Matrices are updated by torch.optim.
-    Adafactor itself (state 'step', 'row_var', 'col_var'), sharing
-    optimizer.state: the factored form is a 2-D update, for which kfuse
-    generates no GPU code yet (`fallbacks` lists them). eps = (None, ...)
-    takes the first param's machine epsilon, as torch does. maximize is
-    supported; foreach is accepted."""
+    library/optim/adafactor_vector.mlir, matrices over
+    library/optim/adafactor.mlir (the factored second moment, a 2-D update),
+    one plan each a step (one cooperative launch each), with state[p]
+    holding 'step' and 'variance', or 'step', 'row_var' (rows x 1) and
+    'col_var' (1 x columns), as torch's does. Params of more than two
+    dimensions, and matrices under maximize or GradScaler (2-D updates do
+    not scale grads yet), are updated by torch.optim.Adafactor itself,
+    sharing optimizer.state (`fallbacks` lists them). eps = (None, ...)
+    takes the first param's machine epsilon, as torch does. foreach is
+    accepted."""
 
     _kfuse_spec = _spec.ADAFACTOR
 

@@ -1,0 +1,440 @@
+//===- CudaUpdateMatrix.cpp - phase kernels of 2-D updates ----------------===//
+//
+// A 2-D update (params as matrices, states per row or per column) runs over
+// the multi-tensor table like any other, with chunks of whole rows. A phase
+// kernel has up to three loops per chunk, each calling the phase's element
+// function: over the chunk's elements (the values per element, and the
+// reductions of elements over rows, columns and the tensor), over its rows
+// (the values per row a state stores, and their reductions over the
+// tensor), and over its share of the tensor's columns (the same per
+// column). Each loop passes the inputs of other levels as zero and discards
+// their outputs; the element function is inlined, so the compiler drops
+// the math they would feed.
+//
+// The element loop walks the chunk by strips of blockDim.x column vectors,
+// each strip row by row: a thread keeps its columns' sums in registers over
+// the chunk's rows, and each row's sum is a butterfly within each warp, then
+// the warps' values in shared memory, combined in warp order once the chunk
+// is done. Every combination happens in an order fixed by the table, so a
+// result repeats bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CudaEmitterInternal.h"
+#include "codegen/CudaOps.h"
+
+#include <fmt/format.h>
+
+namespace kfuse::update {
+
+static constexpr unsigned kWarps = kBlockSize / 32;
+
+// Every load of a 2-D kernel goes through L2 only (ld.global.cg): a phase
+// writes values per row or per column (and elements of rows that share a
+// cache line with another chunk's) that blocks on other SMs read in a later
+// phase of the same cooperative launch, and an SM's L1 may still hold the
+// line from before. Streams gain nothing from L1; the rows' and columns'
+// values are read from L2.
+static constexpr llvm::StringLiteral kMatrixPrelude = R"cuda(
+template <typename T>
+static __device__ __forceinline__ T kfuse_ldcg_vector(const T *address) {
+  static_assert(sizeof(T) % 16 == 0, "vectors are whole 16-byte pieces");
+  T value;
+  const uint4 *in = reinterpret_cast<const uint4 *>(address);
+  uint4 *out = reinterpret_cast<uint4 *>(&value);
+#pragma unroll
+  for (int k = 0; k < int(sizeof(T) / 16); ++k)
+    out[k] = __ldcg(in + k);
+  return value;
+}
+)cuda";
+
+llvm::StringRef getMatrixPrelude() { return kMatrixPrelude.drop_front(); }
+
+static bool hasLevel(ArrayRef<ChunkReduction> reductions, ArgLevel level) {
+  return llvm::any_of(reductions, [&](const ChunkReduction &reduction) {
+    return reduction.level == level;
+  });
+}
+
+/// The position of `reduction` among the kernel's row reductions.
+static unsigned rowSlotOf(ArrayRef<ChunkReduction> reductions,
+                          const ChunkReduction &reduction) {
+  unsigned slot = 0;
+  for (const ChunkReduction &other : reductions) {
+    if (&other == &reduction)
+      return slot;
+    slot += other.level == ArgLevel::row;
+  }
+  return slot;
+}
+
+/// Whether a loop over `level` has anything to do: a store of that level or
+/// a reduction of values of that level.
+static bool hasWork(const KernelBody &kernel, ArgLevel level) {
+  return llvm::any_of(kernel.slots,
+                      [&](const Slot &slot) {
+                        return slot.param.written && slot.level == level;
+                      }) ||
+         llvm::any_of(kernel.reductions, [&](const ChunkReduction &reduction) {
+           return reduction.source == level;
+         });
+}
+
+std::string
+UpdateEmitter::callElementAt(KernelBody &kernel, ArgLevel level,
+                             const DenseMap<unsigned, std::string> &inputs,
+                             const DenseMap<unsigned, std::string> &outputs) {
+  // Inputs of other levels are zero; a row's total is an input per element
+  // too. Reductions of other levels' values accumulate into a discarded
+  // float, a column's in the element loop into the lane's own column.
+  return callElement(
+      kernel,
+      [&](unsigned position) {
+        auto it = inputs.find(position);
+        return it != inputs.end() ? it->second : std::string("{}");
+      },
+      [&](unsigned position) { return outputs.lookup(position); },
+      [&](const KernelBody::LineInput &line) {
+        bool available =
+            line.level == level ||
+            (level == ArgLevel::element && line.level == ArgLevel::row);
+        return available ? line.name : std::string("0.0f");
+      },
+      [&](const ChunkReduction &reduction) -> std::string {
+        if (reduction.source != level)
+          return "kfuse_unused";
+        if (reduction.level == ArgLevel::column)
+          return reduction.accumulator + "[j]";
+        return reduction.accumulator;
+      });
+}
+
+std::string UpdateEmitter::emitMatrixElementLoop(KernelBody &kernel,
+                                                 unsigned width) {
+  std::string out;
+  std::string indent = "          ";
+  bool vector = width > 1;
+  auto vectorType = [&](const Slot &slot) {
+    return getVectorType(slot.param.dtype, kMaxVectorBytes);
+  };
+  std::string loads, outputs, stores;
+  DenseMap<unsigned, std::string> inputs, outs;
+  for (auto [position, slot] : llvm::enumerate(kernel.slots)) {
+    if (slot.param.kind != KernelParam::Kind::Tensor)
+      continue;
+    std::string storage = getCudaStorageType(slot.param.dtype);
+    if (slot.param.read) {
+      std::string local = kernel.names.unique(slot.name + "_e");
+      if (slot.level == ArgLevel::row) {
+        loads += fmt::format("{}const {} {} = __ldcg(&{}[r]);\n", indent,
+                             storage, local, slot.name);
+        inputs[position] = local;
+      } else {
+        StringRef index = slot.level == ArgLevel::column ? "cv" : "i";
+        if (vector) {
+          loads += fmt::format("{0}const {1} {2} = kfuse_ldcg_vector(\n"
+                               "{0}    reinterpret_cast<const {1} *>({3}) + "
+                               "{4});\n",
+                               indent, vectorType(slot), local, slot.name,
+                               index.str());
+          inputs[position] = local + ".v[j]";
+        } else {
+          loads += fmt::format("{}const {} {} = __ldcg(&{}[{}]);\n", indent,
+                               storage, local, slot.name, index.str());
+          inputs[position] = local;
+        }
+      }
+    }
+    if (slot.param.written) {
+      std::string local = kernel.names.unique(slot.name + "_w");
+      if (slot.level != ArgLevel::element) {
+        outputs += fmt::format("{}{} {};\n", indent, storage, local);
+        outs[position] = local; // per row or column: the other loops store
+        continue;
+      }
+      if (vector) {
+        outputs += fmt::format("{}{} {};\n", indent, vectorType(slot), local);
+        outs[position] = local + ".v[j]";
+        stores += fmt::format("{}reinterpret_cast<{} *>({})[i] = {};\n", indent,
+                              vectorType(slot), slot.name, local);
+      } else {
+        outputs += fmt::format("{}{} {};\n", indent, storage, local);
+        outs[position] = local;
+        stores += fmt::format("{}{}[i] = {};\n", indent, slot.name, local);
+      }
+    }
+  }
+  for (const KernelBody::LineInput &line : kernel.lineInputs)
+    if (line.level == ArgLevel::row)
+      loads += fmt::format(
+          "{}const float {} = __ldcg(&row_totals[(entry->row_base + r) * {} "
+          "+ {}]);\n",
+          indent, line.name, plan.numRowReductions, line.reduction);
+  std::string call = callElementAt(kernel, ArgLevel::element, inputs, outs);
+
+  out += fmt::format("      const long long vcols = cols / {};\n"
+                     "      for (long long cv0 = 0; cv0 < vcols; cv0 += "
+                     "blockDim.x) {{\n"
+                     "        const long long cv = cv0 + threadIdx.x;\n"
+                     "        const bool active = cv < vcols;\n",
+                     width);
+  for (const ChunkReduction &reduction : kernel.reductions)
+    if (reduction.level == ArgLevel::column)
+      out +=
+          fmt::format("        float {}[{}];\n"
+                      "#pragma unroll\n"
+                      "        for (int j = 0; j < {}; ++j)\n"
+                      "          {}[j] = {};\n",
+                      reduction.accumulator, width, width,
+                      reduction.accumulator, getReduceIdentity(reduction.kind));
+  out += "        for (long long r = r0; r < r1; ++r) {\n";
+  for (const ChunkReduction &reduction : kernel.reductions)
+    if (reduction.level == ArgLevel::row)
+      out += fmt::format("          float {} = {};\n", reduction.accumulator,
+                         getReduceIdentity(reduction.kind));
+  out += "          if (active) {\n";
+  std::string inner = "            ";
+  auto reindent = [&](const std::string &text) {
+    std::string result;
+    for (StringRef line : llvm::split(StringRef(text).rtrim('\n'), '\n'))
+      if (!line.empty())
+        result += "  " + line.str() + "\n";
+    return result;
+  };
+  out += inner + "const long long i = r * vcols + cv;\n";
+  out += reindent(loads) + reindent(outputs);
+  out += fmt::format("#pragma unroll\n"
+                     "{0}for (int j = 0; j < {1}; ++j)\n"
+                     "{0}  {2};\n",
+                     inner, width, call);
+  out += reindent(stores);
+  out += "          }\n";
+  // Each row's sum: a butterfly within the warp, then the warp's value into
+  // its slot of the row in shared memory (inactive lanes add the identity).
+  for (const ChunkReduction &reduction : kernel.reductions) {
+    if (reduction.level != ArgLevel::row)
+      continue;
+    out += fmt::format(
+        "#pragma unroll\n"
+        "          for (int m = 16; m > 0; m >>= 1)\n"
+        "            {0} = {1}({0}, __shfl_xor_sync(0xffffffffu, {0}, m));\n"
+        "          if (threadIdx.x % 32 == 0) {{\n"
+        "            float &kfuse_slot = kfuse_row_acc[({2} * {3} + (r - r0)) "
+        "* {4} + threadIdx.x / 32];\n"
+        "            kfuse_slot = {1}(kfuse_slot, {0});\n"
+        "          }}\n",
+        reduction.accumulator, getCombineFunction(reduction.kind),
+        rowSlotOf(kernel.reductions, reduction), kMaxChunkRows, kWarps);
+  }
+  out += "        }\n";
+  for (const ChunkReduction &reduction : kernel.reductions)
+    if (reduction.level == ArgLevel::column)
+      out += fmt::format(
+          "        if (active) {{\n"
+          "#pragma unroll\n"
+          "          for (int j = 0; j < {0}; ++j)\n"
+          "            col_partials[(entry->col_partial_base + (c - "
+          "entry->first_chunk) * cols +\n"
+          "                          cv * {0} + j) * {1} + {2}] = {3}[j];\n"
+          "        }}\n",
+          width, plan.numColReductions, reduction.index, reduction.accumulator);
+  out += "      }\n";
+  return out;
+}
+
+std::string UpdateEmitter::emitMatrixLineLoop(KernelBody &kernel,
+                                              ArgLevel level) {
+  bool row = level == ArgLevel::row;
+  std::string indent = "        ";
+  std::string out, loads, outputs, stores;
+  DenseMap<unsigned, std::string> inputs, outs;
+  StringRef index = row ? "r" : "x";
+  for (auto [position, slot] : llvm::enumerate(kernel.slots)) {
+    if (slot.param.kind != KernelParam::Kind::Tensor)
+      continue;
+    std::string storage = getCudaStorageType(slot.param.dtype);
+    if (slot.param.read && slot.level == level) {
+      std::string local = kernel.names.unique(slot.name + (row ? "_r" : "_c"));
+      loads += fmt::format("{}const {} {} = __ldcg(&{}[{}]);\n", indent,
+                           storage, local, slot.name, index.str());
+      inputs[position] = local;
+    }
+    if (slot.param.written) {
+      std::string local =
+          kernel.names.unique(slot.name + (row ? "_rw" : "_cw"));
+      outputs += fmt::format("{}{} {};\n", indent, storage, local);
+      outs[position] = local;
+      if (slot.level == level)
+        stores += fmt::format("{}{}[{}] = {};\n", indent, slot.name,
+                              index.str(), local);
+    }
+  }
+  for (const KernelBody::LineInput &line : kernel.lineInputs) {
+    if (line.level != level)
+      continue;
+    if (row) {
+      loads +=
+          fmt::format("{}const float {} = __ldcg(&row_totals[(entry->"
+                      "row_base + r) * {} + {}]);\n",
+                      indent, line.name, plan.numRowReductions, line.reduction);
+      continue;
+    }
+    // A column's total: its partials combined in chunk order.
+    ReduceKind kind = line.kind;
+    loads += fmt::format(
+        "{0}float {1} = {2};\n"
+        "{0}for (long long q = 0; q < nq; ++q)\n"
+        "{0}  {1} = {3}({1}, __ldcg(&col_partials[(entry->col_partial_base + "
+        "q * cols + x) * {4} + {5}]));\n",
+        indent, line.name, getReduceIdentity(kind), getCombineFunction(kind),
+        plan.numColReductions, line.reduction);
+  }
+  std::string call = callElementAt(kernel, level, inputs, outs);
+  if (row)
+    out += "      for (long long r = r0 + threadIdx.x; r < r1; r += "
+           "blockDim.x) {\n";
+  else
+    out += "      // This chunk's share of the tensor's columns.\n"
+           "      const long long q = c - entry->first_chunk;\n"
+           "      const long long cb = q * cols / nq, ce = (q + 1) * cols / "
+           "nq;\n"
+           "      for (long long x = cb + threadIdx.x; x < ce; x += "
+           "blockDim.x) {\n";
+  out += loads + outputs + indent + call + ";\n" + stores + "      }\n";
+  return out;
+}
+
+LogicalResult UpdateEmitter::emitMatrixKernel(KernelBody &kernel,
+                                              bool advancesStep,
+                                              SignatureForm form,
+                                              std::string &out) {
+  bool elementWork = hasWork(kernel, ArgLevel::element);
+  bool rowWork = hasWork(kernel, ArgLevel::row);
+  bool columnWork = hasWork(kernel, ArgLevel::column);
+  FusedOp fused = kernel.fused;
+  if (elementWork) {
+    // A column's total is combined where a value per column is computed,
+    // once per column, not for each element.
+    for (const KernelBody::LineInput &line : kernel.lineInputs)
+      if (line.level == ArgLevel::column)
+        return fused.emitOpError()
+               << "reads a reduction over columns in a phase that also "
+                  "computes values per element; compute the values per "
+                  "column from it into a state, which later phases read";
+    // Other chunks' element loops read what one chunk's column loop would
+    // write.
+    for (const Slot &slot : kernel.slots)
+      if (slot.param.read && slot.param.written &&
+          slot.level == ArgLevel::column)
+        return fused.emitOpError()
+               << "writes '" << getArgName(update, slot.param.index)
+               << "', a state per column, in a phase whose element math "
+                  "reads its previous value; a state per column is written "
+                  "in a phase of its own";
+  }
+  bool rowReductions = hasLevel(kernel.reductions, ArgLevel::row);
+  unsigned numRowSlots =
+      llvm::count_if(kernel.reductions, [](const ChunkReduction &r) {
+        return r.level == ArgLevel::row;
+      });
+
+  out += getMultiTensorSignature(kernel.name, KernelInfo::Role::Update,
+                                 kBlockSize, plan.numReductions > 0, form,
+                                 /*matrix=*/true);
+  out += emitKernelPrologue(kernel);
+  out += "  float kfuse_unused = 0.0f; // what other loops' values feed\n";
+  if (rowReductions)
+    out += fmt::format("  // Per reduction, row of the chunk and warp.\n"
+                       "  __shared__ float kfuse_row_acc[{} * {} * {}];\n",
+                       numRowSlots, kMaxChunkRows, kWarps);
+  out += emitChunkLoopHead(form);
+  out += emitChunkEntry(kernel);
+  out += "    const long long cols = entry->cols;\n"
+         "    const long long r0 = chunk.begin / cols, r1 = chunk.end / "
+         "cols;\n";
+  if (columnWork)
+    out += "    const long long kfuse_rows_per_chunk =\n"
+           "        (chunks[entry->first_chunk].end - "
+           "chunks[entry->first_chunk].begin) / cols;\n"
+           "    const long long nq = (entry->numel / cols + "
+           "kfuse_rows_per_chunk - 1) /\n"
+           "                         kfuse_rows_per_chunk;\n";
+  for (const ChunkReduction &reduction : kernel.reductions)
+    if (reduction.level == ArgLevel::tensor)
+      out += fmt::format("    float {} = {};\n", reduction.accumulator,
+                         getReduceIdentity(reduction.kind));
+  out += emitSlotPointers(kernel);
+  if (rowReductions) {
+    out += "    __syncthreads(); // the last chunk's row sums are read\n";
+    for (const ChunkReduction &reduction : kernel.reductions)
+      if (reduction.level == ArgLevel::row)
+        out += fmt::format(
+            "    for (int x = threadIdx.x; x < {0} * {1}; x += blockDim.x)\n"
+            "      kfuse_row_acc[{2} * {0} * {1} + x] = {3};\n",
+            kMaxChunkRows, kWarps, rowSlotOf(kernel.reductions, reduction),
+            getReduceIdentity(reduction.kind));
+    out += "    __syncthreads();\n";
+  }
+  if (elementWork) {
+    out += "    // The chunk's elements, by strips of columns.\n";
+    if (vectorWidth > 1)
+      out +=
+          fmt::format("    if (entry->aligned && cols % {} == 0) {{\n{}"
+                      "    }} else {{\n{}"
+                      "    }}\n",
+                      vectorWidth, emitMatrixElementLoop(kernel, vectorWidth),
+                      emitMatrixElementLoop(kernel, 1));
+    else
+      out += "    {\n" + emitMatrixElementLoop(kernel, 1) + "    }\n";
+  }
+  if (rowReductions) {
+    out += fmt::format("    // The chunk holds its rows whole: their totals "
+                       "are complete.\n"
+                       "    __syncthreads();\n"
+                       "    for (long long x = threadIdx.x; x < r1 - r0; x += "
+                       "blockDim.x) {{\n");
+    for (const ChunkReduction &reduction : kernel.reductions) {
+      if (reduction.level != ArgLevel::row)
+        continue;
+      out += fmt::format(
+          "      {{\n"
+          "        float kfuse_value = {0};\n"
+          "#pragma unroll\n"
+          "        for (int w = 0; w < {1}; ++w)\n"
+          "          kfuse_value = {2}(kfuse_value, kfuse_row_acc[({3} * {4} "
+          "+ x) * {1} + w]);\n"
+          "        row_totals[(entry->row_base + r0 + x) * {5} + {6}] = "
+          "kfuse_value;\n"
+          "      }}\n",
+          getReduceIdentity(reduction.kind), kWarps,
+          getCombineFunction(reduction.kind),
+          rowSlotOf(kernel.reductions, reduction), kMaxChunkRows,
+          plan.numRowReductions, reduction.index);
+    }
+    out += "    }\n";
+  }
+  if (rowWork) {
+    out += "    // Values per row, once per row: the element loop read the "
+           "old ones.\n"
+           "    __syncthreads();\n";
+    out += "    {\n" + emitMatrixLineLoop(kernel, ArgLevel::row) + "    }\n";
+  }
+  if (columnWork)
+    out += "    // Values per column, once per column.\n"
+           "    {\n" +
+           emitMatrixLineLoop(kernel, ArgLevel::column) + "    }\n";
+  SmallVector<ChunkReduction> perTensor;
+  for (const ChunkReduction &reduction : kernel.reductions)
+    if (reduction.level == ArgLevel::tensor)
+      perTensor.push_back(reduction);
+  if (!perTensor.empty() || !kernel.entryStores.empty())
+    out +=
+        emitChunkReductions(perTensor, plan.numReductions, kernel.entryStores);
+  out += "  }\n";
+  out += emitKernelEpilogue(kernel, advancesStep);
+  plan.kernels.push_back(std::move(kernel.info));
+  return success();
+}
+
+} // namespace kfuse::update
