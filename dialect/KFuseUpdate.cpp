@@ -128,16 +128,22 @@ bool isUniformTensor(Value value) {
   return matchPattern(value, m_Constant(&splat)) && splat.isSplat();
 }
 
-void anchorBroadcastShapes(func::FuncOp func) {
-  func.walk([&](BroadcastOp broadcast) {
-    ArrayRef<int64_t> shape =
-        cast<RankedTensorType>(broadcast.getType()).getShape();
+void anchorShapeOperands(func::FuncOp func) {
+  auto anchor = [&](OpOperand &operand, ArrayRef<int64_t> shape) {
     for (BlockArgument arg : func.getArguments())
       if (auto tensor = dyn_cast<RankedTensorType>(arg.getType());
           tensor && tensor.getShape() == shape) {
-        broadcast.getLikeMutable().assign(arg);
+        operand.set(arg);
         return;
       }
+  };
+  func.walk([&](Operation *op) {
+    if (auto broadcast = dyn_cast<BroadcastOp>(op))
+      anchor(broadcast.getLikeMutable(),
+             cast<RankedTensorType>(broadcast.getType()).getShape());
+    else if (auto dim = dyn_cast<DimSizeOp>(op))
+      anchor(dim.getInputMutable(),
+             cast<RankedTensorType>(dim.getInput().getType()).getShape());
   });
 }
 

@@ -77,10 +77,10 @@ bool isTensorLevelValue(mlir::Value value);
 /// broadcast of a row or column value is not uniform.)
 bool isUniformTensor(mlir::Value value);
 
-/// Points the shape operand (`like`) of every kfuse.broadcast in `func` at
-/// the first argument of the broadcast's shape, where one has it: the shape
-/// then comes from no value computed in the body.
-void anchorBroadcastShapes(mlir::func::FuncOp func);
+/// Points the operands that only give a shape (a kfuse.broadcast's `like`, a
+/// kfuse.dim_size's input) at the first argument of that shape, where one
+/// has it: the shape then comes from no value computed in the body.
+void anchorShapeOperands(mlir::func::FuncOp func);
 
 /// "file:line:col" of the first file location within `loc` (fused locations
 /// included), or the printed location when there is none.

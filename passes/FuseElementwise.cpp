@@ -184,10 +184,10 @@ struct FuseElementwisePass
     if (!isUpdate(func))
       return;
     sinkWrites(func);
-    // A broadcast's `like` operand gives only the shape: pointing it at an
-    // argument keeps broadcasts from holding grouped values alive as region
-    // results.
-    anchorBroadcastShapes(func);
+    // A broadcast's `like` and a dim_size's input give only a shape:
+    // pointing them at an argument keeps them from holding grouped values
+    // alive as region results, or from reading one before its region.
+    anchorShapeOperands(func);
     materializeUniformWrites(func);
     materializeReducedArguments(func);
 

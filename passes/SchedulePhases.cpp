@@ -375,7 +375,7 @@ LogicalResult PhaseScheduler::run() {
     return success();
   // A broadcast's shape comes from an argument of that shape where one has
   // it, so that only what it broadcasts decides its phase.
-  anchorBroadcastShapes(func);
+  anchorShapeOperands(func);
   assignPhases();
   if (deferReductions())
     assignPhases();

@@ -1,6 +1,7 @@
 // RUN: kfuse compile %s --emit=cuda --separate-phases | FileCheck %s
 // RUN: kfuse compile %s --emit=ptx --codegen=cuda --arch=sm_80 --separate-phases | FileCheck %s --check-prefix=PTX
 // RUN: kfuse compile %s --emit=ptx --codegen=cuda --arch=sm_90 --separate-phases | FileCheck %s --check-prefix=PTX
+// RUN: kfuse compile %s --emit=ptx --codegen=cuda --arch=sm_90 --separate-phases --param-dtype=bf16 --state-dtype=bf16 | FileCheck %s --check-prefix=PTX
 // RUN: kfuse compile %s --emit=cuda | FileCheck %s --check-prefix=BARRIER
 // RUN: kfuse compile %s --emit=ptx --codegen=cuda --arch=sm_80 | FileCheck %s --check-prefix=BARRIER-PTX
 // RUN: kfuse compile %s --emit=ptx --codegen=cuda --arch=sm_90 | FileCheck %s --check-prefix=BARRIER-PTX
