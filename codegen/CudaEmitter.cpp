@@ -133,6 +133,8 @@ LogicalResult UpdateEmitter::collectArgs() {
                << tensor << " is not supported; tensors must be param, grad "
                << "or state of f32, bf16 or f16";
       info.dtype = *dtype;
+      // In a 2-D update, a state per row (rows x 1) or per column.
+      info.level = getValueLevel(tensor);
       unsigned size = dtypeSize(*dtype);
       minElementSize = std::min(minElementSize.value_or(size), size);
     } else if (isPerTensorArg(update, index)) {
