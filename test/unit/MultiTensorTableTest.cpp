@@ -568,6 +568,77 @@ TEST(MultiTensorPlanTest, GeneratedKernelsTakeTheLaunchedSignature) {
   }
 }
 
+TEST(MultiTensorPlanTest, MatrixPlanCarriesLevelsAndItsWorkspaces) {
+  // Adafactor's factored form over a 3 x 8 and a 100 x 64 matrix.
+  llvm::Expected<std::unique_ptr<Update>> update = Update::createFromFile(
+      std::string(KFUSE_SOURCE_DIR) + "/library/optim/adafactor.mlir");
+  ASSERT_TRUE(bool(update)) << errorOf(update.takeError());
+  ASSERT_TRUE((*update)->isMatrix());
+  std::vector<LaunchArg> groups;
+  std::vector<int64_t> cols;
+  uintptr_t address = 0x1000000;
+  for (auto [rows, width] : {std::pair<int64_t, int64_t>{3, 8}, {100, 64}}) {
+    for (int64_t numel : {rows * width, rows * width, rows, width}) {
+      groups.push_back({reinterpret_cast<const void *>(address), numel});
+      address += 0x1000000;
+    }
+    for (unsigned hyper = 0; hyper < 7; ++hyper)
+      groups.push_back({nullptr, 0, DType::f32, 1.0});
+    cols.push_back(width);
+  }
+  llvm::Expected<Specialization> spec =
+      specializeMultiTensor((*update)->args(), groups, 2, cols);
+  ASSERT_TRUE(bool(spec)) << errorOf(spec.takeError());
+  // Without the row lengths the states per row cannot be told apart.
+  EXPECT_EQ(
+      errorOf(specializeMultiTensor((*update)->args(), groups, 2).takeError()),
+      "tensor group 0: 'row_var' holds a value per row or per column, "
+      "which needs each group's row length");
+
+  llvm::Expected<KernelPlan> plan =
+      compileToPlan((*update)->text(), "adafactor.mlir", *spec, {});
+  ASSERT_TRUE(bool(plan)) << errorOf(plan.takeError());
+  EXPECT_EQ(errorOf(checkMultiTensorPlan(*plan, (*update)->args(), false)),
+            "<no error>");
+  EXPECT_TRUE(plan->matrix);
+  ASSERT_EQ(plan->args.size(), 11u);
+  EXPECT_EQ(plan->args[0].level, ArgLevel::element);
+  EXPECT_EQ(plan->args[2].level, ArgLevel::row);
+  EXPECT_EQ(plan->args[3].level, ArgLevel::column);
+  // g^2 per row and per column; p^2, the new rows and u^2 per tensor.
+  EXPECT_EQ(plan->numRowReductions, 1u);
+  EXPECT_EQ(plan->numColReductions, 1u);
+  EXPECT_EQ(plan->numReductions, 3u);
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  EXPECT_EQ(plan->kernels[0].phases, 4u);
+
+  // What the runtime passes to the cooperative kernel: the table, hypers,
+  // found_inf, done counter, the reduction workspace, the row totals and
+  // column partials, and the barrier (codegen/KernelPlan.h).
+  NvrtcOptions nvrtc;
+  nvrtc.arch = "sm_90";
+  nvrtc.ptxOnly = true;
+  llvm::Expected<NvrtcResult> compiled =
+      compileWithNvrtc(plan->source, "adafactor.cu", nvrtc);
+  ASSERT_TRUE(bool(compiled)) << errorOf(compiled.takeError());
+  EXPECT_EQ(ptxEntryParams(compiled->ptx, plan->kernels[0].name),
+            std::vector<std::string>(12, ".u64"));
+
+  std::vector<std::string> names;
+  std::vector<ArgLevel> levels;
+  for (unsigned index : plan->tensorArgs) {
+    names.push_back(plan->args[index].name);
+    levels.push_back(plan->args[index].level);
+  }
+  llvm::Expected<MultiTensorTable> table =
+      buildMultiTensorTable(gatherTableTensors(groups, 11, plan->tensorArgs),
+                            names, 4, kDefaultChunkElements, levels, cols);
+  ASSERT_TRUE(bool(table)) << errorOf(table.takeError());
+  EXPECT_EQ(table->totalRows, 103);
+  // One chunk of 3 rows, then chunks of 128 rows: one for 100.
+  EXPECT_EQ(table->totalColPartials, 8 + 64);
+}
+
 } // namespace
 
 TEST(MultiTensorPlanArgsTest, MasterWeightsAppendOneModelCopyPerParam) {
