@@ -13,7 +13,7 @@
 namespace kfuse {
 
 /// Bump when the encoding below changes.
-static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-4";
+static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-5";
 
 std::string planEntryKey(llvm::StringRef compileKey) {
   CacheKeyHasher hash;
@@ -49,8 +49,7 @@ Value encodeArg(const ArgInfo &arg) {
                 {"dtype", enumValue(arg.dtype)}};
   if (arg.defaultValue)
     object["default"] = bitsOf(*arg.defaultValue);
-  if (arg.perTensor())
-    object["per_tensor"] = true;
+  object["level"] = enumValue(arg.level);
   return object;
 }
 
@@ -218,11 +217,7 @@ void readArg(Reader &reader, ArgInfo &arg) {
     reader.readDouble("default", value);
     arg.defaultValue = value;
   }
-  if (reader.has("per_tensor")) {
-    bool perTensor = false;
-    reader.read("per_tensor", perTensor);
-    arg.level = perTensor ? ArgLevel::tensor : ArgLevel::element;
-  }
+  reader.readEnum("level", arg.level, ArgLevel::column);
 }
 
 void readUniforms(Reader &reader, HostUniforms &uniforms) {
@@ -317,6 +312,9 @@ std::string encodePlanEntry(const KernelPlan &plan, llvm::StringRef imageKey,
                {"step_arg", plan.stepArg},
                {"checks_found_inf", plan.checksFoundInf},
                {"num_reductions", plan.numReductions},
+               {"matrix", plan.matrix},
+               {"num_row_reductions", plan.numRowReductions},
+               {"num_col_reductions", plan.numColReductions},
                {"list_totals", std::move(listTotals)}};
   std::string bytes;
   llvm::raw_string_ostream(bytes) << Value(std::move(entry));
@@ -372,6 +370,9 @@ llvm::Expected<PlanEntry> decodePlanEntry(llvm::StringRef bytes) {
   reader.read("step_arg", plan.stepArg);
   reader.read("checks_found_inf", plan.checksFoundInf);
   reader.read("num_reductions", plan.numReductions);
+  reader.read("matrix", plan.matrix);
+  reader.read("num_row_reductions", plan.numRowReductions);
+  reader.read("num_col_reductions", plan.numColReductions);
   reader.objects("list_totals", [&](Reader &item) {
     std::pair<std::string, unsigned> total;
     item.read("name", total.first);

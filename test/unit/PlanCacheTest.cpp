@@ -30,6 +30,7 @@ void expectSamePlan(const KernelPlan &a, const KernelPlan &b) {
     ASSERT_EQ(x.defaultValue.has_value(), y.defaultValue.has_value());
     if (x.defaultValue)
       EXPECT_TRUE(sameBits(*x.defaultValue, *y.defaultValue)) << x.name;
+    EXPECT_EQ(x.level, y.level) << x.name;
   }
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
   for (auto [x, y] : llvm::zip_equal(a.kernels, b.kernels)) {
@@ -61,6 +62,8 @@ void expectSamePlan(const KernelPlan &a, const KernelPlan &b) {
     EXPECT_EQ(x.indexBits, y.indexBits);
     EXPECT_EQ(x.blockSize, y.blockSize);
     EXPECT_EQ(x.numBodyOps, y.numBodyOps);
+    EXPECT_EQ(x.phases, y.phases);
+    EXPECT_EQ(x.setsFoundInf, y.setsFoundInf);
   }
   EXPECT_EQ(a.temporaries, b.temporaries);
   EXPECT_EQ(a.numel, b.numel);
@@ -74,15 +77,25 @@ void expectSamePlan(const KernelPlan &a, const KernelPlan &b) {
   EXPECT_EQ(a.stepArg, b.stepArg);
   EXPECT_EQ(a.checksFoundInf, b.checksFoundInf);
   EXPECT_EQ(a.numReductions, b.numReductions);
+  EXPECT_EQ(a.matrix, b.matrix);
+  EXPECT_EQ(a.numRowReductions, b.numRowReductions);
+  EXPECT_EQ(a.numColReductions, b.numColReductions);
+  EXPECT_EQ(a.listTotals, b.listTotals);
 }
 
 /// Every library optimizer's plans, single- and multi-tensor, fused and not,
 /// with and without direct PTX, come back from their entry as they were.
 TEST(PlanCacheTest, LibraryPlansRoundTrip) {
   int plans = 0;
-  for (const char *name : {"sgd", "adam", "adamw", "lion", "lamb"}) {
-    // Updates with reductions are multi-tensor plans of fused phases.
-    bool reduces = llvm::StringRef(name) == "lamb";
+  for (const char *name :
+       {"sgd", "adam", "adamw", "lion", "lamb", "novograd", "adafactor"}) {
+    // Updates with reductions are multi-tensor plans of fused phases; the
+    // 2-D one (adafactor: levels per row and per column) takes neither
+    // grad scaling nor master weights.
+    bool reduces =
+        llvm::StringRef(name) != "sgd" && llvm::StringRef(name) != "adam" &&
+        llvm::StringRef(name) != "adamw" && llvm::StringRef(name) != "lion";
+    bool matrix = llvm::StringRef(name) == "adafactor";
     std::string path =
         std::string(KFUSE_SOURCE_DIR) + "/library/optim/" + name + ".mlir";
     auto buffer = llvm::MemoryBuffer::getFile(path);
@@ -95,7 +108,8 @@ TEST(PlanCacheTest, LibraryPlansRoundTrip) {
                             Variant{false, false, false, false, 0},
                             Variant{true, true, true, false, 0},
                             Variant{true, false, false, true, 0}}) {
-      if (reduces && !variant.fuse)
+      if ((reduces && !variant.fuse) ||
+          (matrix && (variant.gradScaling || variant.masterWeights)))
         continue;
       Specialization spec;
       spec.gradDType = DType::bf16;
@@ -118,7 +132,7 @@ TEST(PlanCacheTest, LibraryPlansRoundTrip) {
       ++plans;
     }
   }
-  EXPECT_EQ(plans, 19);
+  EXPECT_EQ(plans, 23);
 }
 
 KernelPlan smallPlan() {
@@ -168,7 +182,7 @@ TEST(PlanCacheTest, MalformedEntriesAreRejected) {
     llvm::Expected<PlanEntry> entry = decodePlanEntry(bytes);
     ASSERT_FALSE(bool(entry)) << why.str();
     std::string message = llvm::toString(entry.takeError());
-    EXPECT_NE(message.find("not a kfuse-plan-4 entry"), std::string::npos)
+    EXPECT_NE(message.find("not a kfuse-plan-5 entry"), std::string::npos)
         << message;
     EXPECT_NE(message.find(why.str()), std::string::npos) << message;
   };
@@ -176,7 +190,7 @@ TEST(PlanCacheTest, MalformedEntriesAreRejected) {
   rejects("[1, 2]", "not an object");
   std::string good = encodePlanEntry(smallPlan(), "k", 0);
   std::string other = good;
-  other.replace(other.find("kfuse-plan-4"), 12, "kfuse-plan-1");
+  other.replace(other.find("kfuse-plan-5"), 12, "kfuse-plan-1");
   rejects(other, "format 'kfuse-plan-1'");
 
   KernelPlan badParam = smallPlan();
