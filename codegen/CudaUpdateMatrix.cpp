@@ -187,10 +187,7 @@ std::string UpdateEmitter::emitMatrixElementLoop(KernelBody &kernel,
                       "          {}[j] = {};\n",
                       reduction.accumulator, width, width,
                       reduction.accumulator, getReduceIdentity(reduction.kind));
-  // Unrolled so that a thread has several rows' loads in flight: a strip
-  // of a narrow matrix (768 columns) keeps a quarter of the block idle.
-  out += "#pragma unroll 4\n"
-         "        for (long long r = r0; r < r1; ++r) {\n";
+  out += "        for (long long r = r0; r < r1; ++r) {\n";
   for (const ChunkReduction &reduction : kernel.reductions)
     if (reduction.level == ArgLevel::row)
       out += fmt::format("          float {} = {};\n", reduction.accumulator,
