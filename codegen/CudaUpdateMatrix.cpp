@@ -216,8 +216,9 @@ std::string UpdateEmitter::emitMatrixElementLoop(KernelBody &kernel,
       continue;
     out += fmt::format(
         "#pragma unroll\n"
-        "          for (int m = 16; m > 0; m >>= 1)\n"
-        "            {0} = {1}({0}, __shfl_xor_sync(0xffffffffu, {0}, m));\n"
+        "          for (int kfuse_m = 16; kfuse_m > 0; kfuse_m >>= 1)\n"
+        "            {0} = {1}({0}, __shfl_xor_sync(0xffffffffu, {0}, "
+        "kfuse_m));\n"
         "          if (threadIdx.x % 32 == 0) {{\n"
         "            float &kfuse_slot = kfuse_row_acc[({2} * {3} + (r - r0)) "
         "* {4} + threadIdx.x / 32];\n"
@@ -245,8 +246,8 @@ std::string UpdateEmitter::emitMatrixElementLoop(KernelBody &kernel,
 std::string UpdateEmitter::emitMatrixLineLoop(KernelBody &kernel,
                                               ArgLevel level) {
   bool row = level == ArgLevel::row;
-  std::string indent = "        ";
-  std::string out, loads, outputs, stores;
+  std::string indent = row ? "        " : "          ";
+  std::string out, loads, outputs, stores, totals;
   DenseMap<unsigned, std::string> inputs, outs;
   StringRef index = row ? "r" : "x";
   for (auto [position, slot] : llvm::enumerate(kernel.slots)) {
@@ -279,13 +280,17 @@ std::string UpdateEmitter::emitMatrixLineLoop(KernelBody &kernel,
                       indent, line.name, plan.numRowReductions, line.reduction);
       continue;
     }
-    // A column's total: its partials combined in chunk order.
+    // A column's total: its partials, each lane's share in chunk order,
+    // then the lanes' in a fixed butterfly (every lane gets it).
     ReduceKind kind = line.kind;
-    loads += fmt::format(
+    totals += fmt::format(
         "{0}float {1} = {2};\n"
-        "{0}for (long long q = 0; q < nq; ++q)\n"
+        "{0}for (long long k = kfuse_lane; k < nq; k += 32)\n"
         "{0}  {1} = {3}({1}, __ldcg(&col_partials[(entry->col_partial_base + "
-        "q * cols + x) * {4} + {5}]));\n",
+        "k * cols + x) * {4} + {5}]));\n"
+        "#pragma unroll\n"
+        "{0}for (int kfuse_m = 16; kfuse_m > 0; kfuse_m >>= 1)\n"
+        "{0}  {1} = {3}({1}, __shfl_xor_sync(0xffffffffu, {1}, kfuse_m));\n",
         indent, line.name, getReduceIdentity(kind), getCombineFunction(kind),
         plan.numColReductions, line.reduction);
   }
@@ -293,14 +298,21 @@ std::string UpdateEmitter::emitMatrixLineLoop(KernelBody &kernel,
   if (row)
     out += "      for (long long r = r0 + threadIdx.x; r < r1; r += "
            "blockDim.x) {\n";
-  else
-    out += "      // This chunk's share of the tensor's columns.\n"
-           "      const long long q = c - entry->first_chunk;\n"
-           "      const long long cb = q * cols / nq, ce = (q + 1) * cols / "
-           "nq;\n"
-           "      for (long long x = cb + threadIdx.x; x < ce; x += "
-           "blockDim.x) {\n";
-  out += loads + outputs + indent + call + ";\n" + stores + "      }\n";
+  if (row) {
+    out += loads + outputs + indent + call + ";\n" + stores + "      }\n";
+    return out;
+  }
+  // A warp per column: a tall matrix has thousands of chunks, whose
+  // partials one thread would sum in a serial chain of L2 loads.
+  out += "      // This chunk's share of the tensor's columns, a warp each.\n"
+         "      const long long q = c - entry->first_chunk;\n"
+         "      const long long cb = q * cols / nq, ce = (q + 1) * cols / "
+         "nq;\n"
+         "      const int kfuse_lane = threadIdx.x % 32;\n"
+         "      for (long long x = cb + threadIdx.x / 32; x < ce;\n"
+         "           x += blockDim.x / 32) {\n";
+  out += totals + "        if (kfuse_lane == 0) {\n" + loads + outputs +
+         indent + call + ";\n" + stores + "        }\n      }\n";
   return out;
 }
 
@@ -400,9 +412,9 @@ LogicalResult UpdateEmitter::emitMatrixKernel(KernelBody &kernel,
           "      {{\n"
           "        float kfuse_value = {0};\n"
           "#pragma unroll\n"
-          "        for (int w = 0; w < {1}; ++w)\n"
+          "        for (int kfuse_w = 0; kfuse_w < {1}; ++kfuse_w)\n"
           "          kfuse_value = {2}(kfuse_value, kfuse_row_acc[({3} * {4} "
-          "+ x) * {1} + w]);\n"
+          "+ x) * {1} + kfuse_w]);\n"
           "        row_totals[(entry->row_base + r0 + x) * {5} + {6}] = "
           "kfuse_value;\n"
           "      }}\n",

@@ -92,14 +92,14 @@ func.func @factored(
 // CHECK-NEXT: float row_acc0 = 0.0f;
 // CHECK: const kfuse_f32x4 grad_e{{_*}} = kfuse_ldcg_vector(
 // CHECK: kfuse_factored_phase0_element(u, grad_e{{_*}}.v[j], param_e{{_*}}.v[j], row_acc0, col_acc0[j], acc0);
-// CHECK: row_acc0 = kfuse_sum_op(row_acc0, __shfl_xor_sync(0xffffffffu, row_acc0, m));
+// CHECK: row_acc0 = kfuse_sum_op(row_acc0, __shfl_xor_sync(0xffffffffu, row_acc0, kfuse_m));
 // CHECK: float &kfuse_slot = kfuse_row_acc[(0 * 128 + (r - r0)) * 8 + threadIdx.x / 32];
 // CHECK: col_partials[(entry->col_partial_base + (c - entry->first_chunk) * cols +
 // CHECK-NEXT: cv * 4 + j) * 1 + 0] = col_acc0[j];
 // CHECK: } else {
 // CHECK: const float grad_e{{_*}} = __ldcg(&grad[i]);
 // CHECK: // The chunk holds its rows whole: their totals are complete.
-// CHECK: kfuse_value = kfuse_sum_op(kfuse_value, kfuse_row_acc[(0 * 128 + x) * 8 + w]);
+// CHECK: kfuse_value = kfuse_sum_op(kfuse_value, kfuse_row_acc[(0 * 128 + x) * 8 + kfuse_w]);
 // CHECK-NEXT: row_totals[(entry->row_base + r0 + x) * 1 + 0] = kfuse_value;
 // CHECK: partials[c * 2 + 0] = acc0;
 
@@ -113,8 +113,12 @@ func.func @factored(
 // CHECK-NEXT: row_var[r] = row_var_rw;
 // CHECK: // Values per column, once per column.
 // CHECK: const long long cb = q * cols / nq, ce = (q + 1) * cols / nq;
-// CHECK: for (long long q = 0; q < nq; ++q)
-// CHECK-NEXT: col_total0 = kfuse_sum_op(col_total0, __ldcg(&col_partials[(entry->col_partial_base + q * cols + x) * 1 + 0]));
+// CHECK-NEXT: const int kfuse_lane = threadIdx.x % 32;
+// CHECK-NEXT: for (long long x = cb + threadIdx.x / 32; x < ce;
+// CHECK: for (long long k = kfuse_lane; k < nq; k += 32)
+// CHECK-NEXT: col_total0 = kfuse_sum_op(col_total0, __ldcg(&col_partials[(entry->col_partial_base + k * cols + x) * 1 + 0]));
+// CHECK: col_total0 = kfuse_sum_op(col_total0, __shfl_xor_sync(0xffffffffu, col_total0, kfuse_m));
+// CHECK-NEXT: if (kfuse_lane == 0) {
 // CHECK: kfuse_factored_phase1_element(u, {}, col_var_c, 0.0f, col_total0, row_var_cw, col_var_cw, kfuse_unused);
 // CHECK-NEXT: col_var[x] = col_var_cw;
 // CHECK: partials[c * 2 + 1] = acc1;
