@@ -51,6 +51,17 @@ static __device__ __forceinline__ T kfuse_ldcg_vector(const T *address) {
 
 llvm::StringRef getMatrixPrelude() { return kMatrixPrelude.drop_front(); }
 
+/// Combines `value` of every lane of a warp into each lane's, in a fixed
+/// butterfly (every lane of the warp must run it).
+static std::string emitWarpCombine(StringRef value, ReduceKind kind,
+                                   StringRef indent) {
+  return fmt::format(
+      "#pragma unroll\n"
+      "{0}for (int kfuse_m = 16; kfuse_m > 0; kfuse_m >>= 1)\n"
+      "{0}  {1} = {2}({1}, __shfl_xor_sync(0xffffffffu, {1}, kfuse_m));\n",
+      indent.str(), value.str(), getCombineFunction(kind));
+}
+
 static bool hasLevel(ArrayRef<ChunkReduction> reductions, ArgLevel level) {
   return llvm::any_of(reductions, [&](const ChunkReduction &reduction) {
     return reduction.level == level;
@@ -214,11 +225,8 @@ std::string UpdateEmitter::emitMatrixElementLoop(KernelBody &kernel,
   for (const ChunkReduction &reduction : kernel.reductions) {
     if (reduction.level != ArgLevel::row)
       continue;
+    out += emitWarpCombine(reduction.accumulator, reduction.kind, "          ");
     out += fmt::format(
-        "#pragma unroll\n"
-        "          for (int kfuse_m = 16; kfuse_m > 0; kfuse_m >>= 1)\n"
-        "            {0} = {1}({0}, __shfl_xor_sync(0xffffffffu, {0}, "
-        "kfuse_m));\n"
         "          if (threadIdx.x % 32 == 0) {{\n"
         "            float &kfuse_slot = kfuse_row_acc[({2} * {3} + (r - r0)) "
         "* {4} + threadIdx.x / 32];\n"
@@ -287,12 +295,10 @@ std::string UpdateEmitter::emitMatrixLineLoop(KernelBody &kernel,
         "{0}float {1} = {2};\n"
         "{0}for (long long k = kfuse_lane; k < nq; k += 32)\n"
         "{0}  {1} = {3}({1}, __ldcg(&col_partials[(entry->col_partial_base + "
-        "k * cols + x) * {4} + {5}]));\n"
-        "#pragma unroll\n"
-        "{0}for (int kfuse_m = 16; kfuse_m > 0; kfuse_m >>= 1)\n"
-        "{0}  {1} = {3}({1}, __shfl_xor_sync(0xffffffffu, {1}, kfuse_m));\n",
+        "k * cols + x) * {4} + {5}]));\n",
         indent, line.name, getReduceIdentity(kind), getCombineFunction(kind),
         plan.numColReductions, line.reduction);
+    totals += emitWarpCombine(line.name, kind, indent);
   }
   std::string call = callElementAt(kernel, level, inputs, outs);
   if (row)
