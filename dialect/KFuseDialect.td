@@ -55,8 +55,9 @@ def KFuse_Dialect : Dialect {
     moment): params, grads and models are `tensor<?x?xT>`, a state is one
     value per element (the same shape), per row (`tensor<?x1xT>`) or per
     column (`tensor<1x?xT>`), and a value per tensor is a `tensor<1x1xT>`,
-    as in a norm below. The interpreter and `kfuse check` run such updates;
-    no GPU code is generated for them yet.
+    as in a norm below. They run as multi-tensor plans whose chunks hold
+    whole rows (the row length comes from the table); the interpreter and
+    `kfuse check` run them too.
 
     ```mlir
     func.func @row_decay(%p: tensor<?x?xf32> {kfuse.role = #kfuse.role<param>},

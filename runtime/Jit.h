@@ -155,8 +155,8 @@ public:
   /// interpret() for a 2-D update (params as rows x cols matrices): each
   /// tensor in `args` holds the values its level needs (rows * cols, rows
   /// for a state per row, cols for one per column, 1 at the tensor level),
-  /// in its declared dtype. No pipeline runs (2-D updates have no GPU code
-  /// yet); the interpreter rounds as a GPU would.
+  /// in its declared dtype. No pipeline runs; the interpreter rounds as a
+  /// GPU would.
   llvm::Error interpretMatrix(llvm::ArrayRef<LaunchArg> args, int64_t rows,
                               int64_t cols,
                               std::vector<std::vector<double>> &tensors) const;

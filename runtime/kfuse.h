@@ -319,9 +319,9 @@ KFUSE_API kfuse_status kfuse_update_interpret(const kfuse_update *update,
 /* kfuse_update_interpret for a 2-D update (its params rows x cols matrices,
  * row-major, its states per element, per row (rows values) or per column
  * (cols values); kfuse_arg_info.level tells which): each tensor holds the
- * values its level needs, in its declared dtype. kfuse generates no GPU
- * code for 2-D updates yet; this runs them in the interpreter, rounding as
- * the GPU would. */
+ * values its level needs, in its declared dtype. This runs it in the
+ * interpreter, rounding as the GPU would; on the GPU a 2-D update runs as a
+ * plan (kfuse_plan_create_matrix). */
 KFUSE_API kfuse_status kfuse_update_interpret_matrix(const kfuse_update *update,
                                                      kfuse_host_arg *args,
                                                      size_t nargs, int64_t rows,
