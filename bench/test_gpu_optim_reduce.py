@@ -693,6 +693,32 @@ def adafactor_drop_in_matches_torch_in_float64():
     return {"param_rel_l2": error, "matrices": len(matrices)}
 
 
+@test
+def adafactor_drop_in_hands_torch_what_kfuse_does_not_take():
+    """kfuse.torch.optim.Adafactor with a 3-D param (torch factors each
+    leading index's matrix) and, under maximize=True, matrices (2-D updates
+    scale no grads yet): those run torch's Adafactor, listed in fallbacks;
+    vectors stay on kfuse; all within 1e-5 of torch in float64 over 100
+    steps."""
+    gen = torch.Generator(device="cuda").manual_seed(398)
+    results = {}
+    for maximize in (False, True):
+        shapes = [(4, 8, 16), (32, 64), (64,)]
+        params = [torch.nn.Parameter(torch.randn(s, device="cuda",
+                                                 generator=gen))
+                  for s in shapes]
+        ref = float64_twins(params)
+        hp = dict(lr=1e-2, eps=(2.0 ** -23, 1e-3), maximize=maximize)
+        opt = kopt.Adafactor(params, **hp)
+        ref_opt = torch.optim.Adafactor(ref, **hp)
+        step_on_random_grads(opt, ref_opt, params, ref, 1398 + maximize)
+        expected = [0, 1] if maximize else [0]
+        assert [i for i, _ in opt.fallbacks[0]] == expected, opt.fallbacks
+        results[f"maximize_{maximize}_param_rel_l2"] = check_close(
+            "params", params, ref, 1e-5)
+    return results
+
+
 def clip_run(cls, torch_cls, seed, max_norm, groups=list, **hp):
     """`cls` with max_grad_norm=`max_norm` on an MLP's params (`groups` of
     them) against clip_grad_norm_(foreach) then `torch_cls`, over STEPS
