@@ -100,23 +100,6 @@ inline const llvm::StringRef kMultiTensorNames[] = {
     "nq",         "cb",
     "ce"};
 
-/// The level of a value of a 2-D update by its type: per element (rows x
-/// columns, or any 1-D tensor), per row (rows x 1), per column (1 x
-/// columns), per tensor (1 x 1, or a scalar).
-inline ArgLevel getValueLevel(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return ArgLevel::tensor;
-  if (tensor.getRank() != 2)
-    return ArgLevel::element;
-  bool oneRow = tensor.getDimSize(0) == 1,
-       oneColumn = tensor.getDimSize(1) == 1;
-  return oneRow && oneColumn ? ArgLevel::tensor
-         : oneColumn         ? ArgLevel::row
-         : oneRow            ? ArgLevel::column
-                             : ArgLevel::element;
-}
-
 /// Identifiers of one kernel.
 class NameTable : public CudaNameTable {
 public:

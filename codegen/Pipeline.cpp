@@ -229,11 +229,12 @@ std::vector<ArgInfo> describeUpdate(func::FuncOp update) {
     info.name = getArgName(update, i);
     info.role = static_cast<ArgRole>(*getArgRole(update, i));
     info.defaultValue = getArgDefault(update, i);
-    NormShape shape = getNormShape(update.getArgumentTypes()[i]);
-    info.level = isPerTensorArg(update, i) ? ArgLevel::tensor
-                 : shape == NormShape::row ? ArgLevel::row
-                 : shape == NormShape::col ? ArgLevel::column
-                                           : ArgLevel::element;
+    // A scalar state is per element in element form unless kfuse.level
+    // says per tensor; a tensor's shape gives its level.
+    Type type = update.getArgumentTypes()[i];
+    info.level = isPerTensorArg(update, i)     ? ArgLevel::tensor
+                 : isa<RankedTensorType>(type) ? getValueLevel(type)
+                                               : ArgLevel::element;
     Type element = getElementTypeOrSelf(update.getArgumentTypes()[i]);
     info.dtype = element.isBF16()  ? DType::bf16
                  : element.isF16() ? DType::f16
