@@ -202,8 +202,7 @@ static bool compare(arith::CmpFPredicate predicate, double lhs, double rhs) {
   return false;
 }
 
-/// IEEE 754-2019 maximum: NaN if either is NaN, and +0 above -0.
-static double maximum(double lhs, double rhs) {
+double ieeeMaximum(double lhs, double rhs) {
   if (std::isnan(lhs) || std::isnan(rhs))
     return NAN;
   if (lhs == rhs)
@@ -238,7 +237,7 @@ static double evaluateUnrounded(const ElementOp &op, ArrayRef<double> x) {
   case Kind::RemF:
     return std::fmod(x[0], x[1]);
   case Kind::MaximumF:
-    return maximum(x[0], x[1]);
+    return ieeeMaximum(x[0], x[1]);
   case Kind::MinimumF:
     return minimum(x[0], x[1]);
   case Kind::MaxNumF:

@@ -86,6 +86,10 @@ struct ElementOp {
 mlir::FailureOr<ElementOp> compileElementOp(mlir::Operation *op,
                                             Precision precision);
 
+/// IEEE 754-2019 maximum (arith.maximumf): NaN if either is NaN, and +0
+/// above -0.
+double ieeeMaximum(double lhs, double rhs);
+
 /// One element of `op` on `operands` (one per op operand), rounded.
 double evaluateElement(const ElementOp &op, llvm::ArrayRef<double> operands);
 

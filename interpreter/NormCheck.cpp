@@ -86,18 +86,18 @@ static std::optional<unsigned> findArg(func::FuncOp norm, StringRef name,
   return std::nullopt;
 }
 
-FailureOr<NormValues>
+FailureOr<ArgValues>
 makeNormCheckInputs(func::FuncOp norm, int64_t rows, int64_t cols,
                     uint64_t seed, std::optional<ElementKind> fullStorage) {
   unsigned numArgs = norm.getNumArguments();
-  NormValues values(numArgs);
+  ArgValues values(numArgs);
   NormalSampler sampler(mix(mix(mix(seed) ^ static_cast<uint64_t>(rows)) ^
                             static_cast<uint64_t>(cols)));
 
   struct InputInfo {
     unsigned index;
     TensorShape shape;
-    NormExtents extents;
+    Extents extents;
     ElementKind kind;
   };
   std::vector<InputInfo> inputs;
@@ -122,7 +122,7 @@ makeNormCheckInputs(func::FuncOp norm, int64_t rows, int64_t cols,
     if (role != Role::input && !updateRead)
       continue;
     auto type = dyn_cast<RankedTensorType>(norm.getArgumentTypes()[i]);
-    std::optional<NormExtents> extents = resolveNormExtents(type, rows, cols);
+    std::optional<Extents> extents = resolveExtents(type, rows, cols);
     if (!extents)
       return norm.emitError()
              << "input argument #" << i << " '" << name << "' of type "
@@ -142,7 +142,7 @@ makeNormCheckInputs(func::FuncOp norm, int64_t rows, int64_t cols,
       if (fullStorage && input.shape == TensorShape::Full)
         element = roundToKind(element, *fullStorage);
     }
-    NormTensor tensor;
+    HostTensor tensor;
     tensor.rows = input.extents.rows;
     tensor.cols = input.extents.cols;
     tensor.elements = std::move(elements);
@@ -179,7 +179,7 @@ makeNormCheckInputs(func::FuncOp norm, int64_t rows, int64_t cols,
   }
 
   std::optional<unsigned> x = findArg(norm, "x", Role::input);
-  const NormTensor *xValues = nullptr;
+  const HostTensor *xValues = nullptr;
   if (x && values.tensors[*x] && values.tensors[*x]->rows == rows &&
       values.tensors[*x]->cols == cols)
     xValues = &*values.tensors[*x];
@@ -225,11 +225,11 @@ makeNormCheckInputs(func::FuncOp norm, int64_t rows, int64_t cols,
 /// 1 +- 2^-24 * (1 + k / 2) for the k-th input tensor, the sign random per
 /// element. Distinct scales per tensor keep the moves of two inputs from
 /// cancelling exactly in a product (x * rstd with one element each).
-static NormValues perturbInputs(const NormValues &inputs, uint64_t seed) {
-  NormValues perturbed = inputs;
+static ArgValues perturbInputs(const ArgValues &inputs, uint64_t seed) {
+  ArgValues perturbed = inputs;
   std::mt19937_64 signs(mix(seed ^ 0x5eedULL));
   unsigned k = 0;
-  for (std::optional<NormTensor> &tensor : perturbed.tensors) {
+  for (std::optional<HostTensor> &tensor : perturbed.tensors) {
     if (!tensor)
       continue;
     double step = 0x1p-24 * (1.0 + 0.5 * k++);
@@ -258,7 +258,7 @@ FailureOr<NormCheckReport> runNormCheck(func::FuncOp norm,
   // sets the tolerance.
   std::vector<int64_t> rowCounts = options.rowCounts;
   std::vector<int64_t> colCounts = options.colCounts;
-  if (std::optional<int64_t> cols = getStaticNormCols(norm))
+  if (std::optional<int64_t> cols = getStaticCols(norm))
     colCounts = {*cols};
   else if (llvm::all_of(norm.getArgumentTypes(), [](Type type) {
              auto tensor = dyn_cast<RankedTensorType>(type);
@@ -318,23 +318,23 @@ FailureOr<NormCheckReport> runNormCheck(func::FuncOp norm,
            << *llvm::min_element(colCounts) << ")";
   for (const Variant &variant : variants) {
     for (auto [rows, cols] : shapes) {
-      FailureOr<NormValues> inputs = makeNormCheckInputs(
+      FailureOr<ArgValues> inputs = makeNormCheckInputs(
           norm, rows, cols, options.seed,
           variant.emulated ? std::optional<ElementKind>(variant.kind)
                            : std::nullopt);
       if (failed(inputs))
         return failure();
-      FailureOr<NormValues> exact =
-          runNorm(norm, rows, *inputs, NormMode::Exact);
+      FailureOr<ArgValues> exact =
+          interpret(norm, rows, *inputs, Precision::F64);
       if (failed(exact))
         return failure();
-      FailureOr<NormValues> device =
-          runNorm(norm, rows, *inputs, NormMode::Device);
+      FailureOr<ArgValues> device =
+          interpret(norm, rows, *inputs, Precision::F32);
       if (failed(device))
         return failure();
 
-      FailureOr<NormValues> perturbed = runNorm(
-          norm, rows, perturbInputs(*inputs, options.seed), NormMode::Exact);
+      FailureOr<ArgValues> perturbed = interpret(
+          norm, rows, perturbInputs(*inputs, options.seed), Precision::F64);
       if (failed(perturbed))
         return failure();
 
@@ -352,8 +352,8 @@ FailureOr<NormCheckReport> runNormCheck(func::FuncOp norm,
       for (unsigned i = 0; i < numArgs; ++i) {
         if (getArgRole(norm, i) != Role::output)
           continue;
-        NormTensor &actual = *device->tensors[i];
-        const NormTensor &expected = *exact->tensors[i];
+        HostTensor &actual = *device->tensors[i];
+        const HostTensor &expected = *exact->tensors[i];
         if (variant.emulated &&
             classify(cast<RankedTensorType>(norm.getArgumentTypes()[i])) ==
                 TensorShape::Full)
@@ -428,16 +428,16 @@ runMatrixUpdateCheck(func::FuncOp update, int steps,
       report.skippedShapes.push_back({rows, cols});
       continue;
     }
-    FailureOr<NormValues> initial =
+    FailureOr<ArgValues> initial =
         makeNormCheckInputs(update, rows, cols, options.seed);
     if (failed(initial))
       return failure();
-    // Each mode carries its own params and states from step to step, as a
+    // Each precision carries its own params and states from step to step, as a
     // training run would; the grads are the same draw for both.
-    NormValues exact = *initial, device = *initial;
+    ArgValues exact = *initial, device = *initial;
     for (int step = 1; step <= steps; ++step) {
       if (step > 1) {
-        FailureOr<NormValues> fresh =
+        FailureOr<ArgValues> fresh =
             makeNormCheckInputs(update, rows, cols, options.seed + step);
         if (failed(fresh))
           return failure();
@@ -447,9 +447,10 @@ runMatrixUpdateCheck(func::FuncOp update, int steps,
       }
       if (stepArg)
         exact.scalars[*stepArg] = device.scalars[*stepArg] = step;
-      for (auto [values, mode] : {std::pair(&exact, NormMode::Exact),
-                                  std::pair(&device, NormMode::Device)}) {
-        FailureOr<NormValues> written = runNorm(update, rows, *values, mode);
+      for (auto [values, precision] : {std::pair(&exact, Precision::F64),
+                                       std::pair(&device, Precision::F32)}) {
+        FailureOr<ArgValues> written =
+            interpret(update, rows, *values, precision);
         if (failed(written))
           return failure();
         for (unsigned i = 0; i < numArgs; ++i) {

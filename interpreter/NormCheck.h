@@ -1,10 +1,10 @@
 //===- NormCheck.h - compare a norm's device rounding to float64 -*- C++
 //-*-===//
 //
-// `kfuse check` for norm functions: runs a norm in the interpreter's Device
-// mode (f32 arithmetic, storage rounding, f32 sums) and in its Exact mode
-// (float64) on identical random inputs over a fixed matrix of shapes and
-// storage dtypes, and reports each output's largest error.
+// `kfuse check` for norm functions: runs a norm in the interpreter in F32
+// (f32 arithmetic, storage rounding) and in F64 on identical random inputs over
+// a fixed matrix of shapes and storage dtypes, and reports each output's
+// largest error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +13,7 @@
 
 #include "interpreter/Check.h"
 #include "interpreter/ElementOps.h"
-#include "interpreter/NormInterpreter.h"
+#include "interpreter/Interpreter.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -33,8 +33,9 @@ struct NormCheckOptions {
   /// and lengths past one block's worth of registers.
   std::vector<int64_t> colCounts = {1, 1000, 1024, 5128, 12289};
   /// The largest max-norm relative error (see computeTensorError with
-  /// errorFloor 1) that passes when every tensor is stored in f32: f32 sums
-  /// over 12k elements in sequential order lose more than an update's 1e-6.
+  /// errorFloor 1) that passes when every tensor is stored in f32: a norm's
+  /// outputs go through several reductions and divisions of f32 values over
+  /// up to 12k columns, more rounding than an update's 1e-6 allows.
   double f32Tolerance = 1e-5;
   /// ... and when any tensor is stored in bf16 or f16: one rounding of the
   /// stored outputs (2^-9 relative for bf16) dominates.
@@ -46,7 +47,7 @@ struct NormCheckOptions {
   int64_t maxElements = kMaxCheckElements;
   /// Also check an f32 norm with bf16 storage of its full-shape tensors,
   /// emulated on the generic form: full-shape inputs rounded to bf16 for
-  /// both modes and the Device mode's full-shape outputs rounded to bf16,
+  /// both precisions and the F32 run's full-shape outputs rounded to bf16,
   /// as the specialized form's loads and stores do.
   bool emulateBF16 = true;
   /// The (rows, cols) a 2-D update is checked over: a single row, sizes
@@ -103,7 +104,7 @@ struct NormCheckReport {
 /// `fullStorage` is given, full-shape inputs to it. Hypers take their
 /// kfuse.default. Fails with a diagnostic on a hyper without default or an
 /// argument that does not fit the shape.
-mlir::FailureOr<NormValues>
+mlir::FailureOr<ArgValues>
 makeNormCheckInputs(mlir::func::FuncOp norm, int64_t rows, int64_t cols,
                     uint64_t seed,
                     std::optional<ElementKind> fullStorage = std::nullopt);
@@ -116,7 +117,7 @@ makeNormCheckInputs(mlir::func::FuncOp norm, int64_t rows, int64_t cols,
 /// Some outputs are pure cancellation at some shapes: RMSNorm's dx over one
 /// column is g * rstd * eps / (x^2 + eps), the difference of two terms equal
 /// up to eps, so its exact value already moves by far more than f32
-/// precision when its f32 inputs do. A third run (Exact, every input element
+/// precision when its f32 inputs do. A third run (F64, every input element
 /// moved by about one f32 rounding) measures that input-rounding noise per
 /// output; an output's tolerance is the dtype's, raised to 8 times its noise
 /// (at most 1) where that is larger. Well-conditioned outputs have noise near
@@ -125,10 +126,10 @@ makeNormCheckInputs(mlir::func::FuncOp norm, int64_t rows, int64_t cols,
 mlir::FailureOr<NormCheckReport> runNormCheck(mlir::func::FuncOp norm,
                                               const NormCheckOptions &options);
 
-/// Runs `steps` steps of 2-D update `update` (isMatrixUpdate) in Device and
-/// in Exact mode over each of the options' updateShapes: the same inputs
+/// Runs `steps` steps of 2-D update `update` (isMatrixUpdate) in F32 and
+/// in F64 over each of the options' updateShapes: the same inputs
 /// (params and states drawn as makeNormCheckInputs does, states named
-/// "sq" or "var" non-negative), fresh grads each step, each mode carrying
+/// "sq" or "var" non-negative), fresh grads each step, each precision carrying
 /// its own params and states. Each case reports the largest error of any
 /// written param or state after the last step (errorFloor 1) against
 /// f32Tolerance (or toleranceOverride). Fails with a diagnostic when the

@@ -11,7 +11,6 @@
 
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/Interpreter.h"
-#include "interpreter/NormInterpreter.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -410,7 +409,7 @@ Update::interpretMatrix(llvm::ArrayRef<LaunchArg> args, int64_t rows,
                      "'" + name +
                          "' is a 1-D update; run it with "
                          "kfuse_update_interpret");
-  NormValues values(argInfos.size());
+  ArgValues values(argInfos.size());
   for (auto [index, info] : llvm::enumerate(argInfos)) {
     const LaunchArg &arg = args[index];
     if (info.role == ArgRole::hyper) {
@@ -438,15 +437,15 @@ Update::interpretMatrix(llvm::ArrayRef<LaunchArg> args, int64_t rows,
       values.scalars[index] = tensors[index].front();
       continue;
     }
-    NormTensor tensor;
+    HostTensor tensor;
     tensor.rows = info.level == ArgLevel::column ? 1 : rows;
     tensor.cols = info.level == ArgLevel::row ? 1 : cols;
     tensor.elements = tensors[index];
     values.tensors[index] = std::move(tensor);
   }
   DiagnosticErrors errors(&context);
-  mlir::FailureOr<NormValues> written =
-      runNorm(update, rows, values, NormMode::Device);
+  mlir::FailureOr<ArgValues> written =
+      kfuse::interpret(update, rows, values, Precision::F32);
   if (mlir::failed(written))
     return withCode(errors.takeError("the interpreter failed"),
                     ErrorCode::InvalidArgument);
