@@ -14,6 +14,7 @@
 #include "codegen/CudaEmitter.h"
 #include "codegen/CudaMultiTensor.h"
 #include "codegen/CudaNames.h"
+#include "codegen/CudaOps.h"
 #include "codegen/PtxEmitter.h"
 #include "dialect/KFuseUpdate.h"
 
@@ -38,19 +39,6 @@ llvm::StringRef getMatrixPrelude();
 
 constexpr unsigned kBlockSize = 256;
 constexpr unsigned kMaxVectorBytes = 16;
-
-/// The storage dtype of a tensor element type, if it has one.
-inline std::optional<DType> getStorageDType(Type type) {
-  if (type.isF32())
-    return DType::f32;
-  if (type.isBF16())
-    return DType::bf16;
-  if (type.isF16())
-    return DType::f16;
-  if (type.isInteger(1))
-    return DType::pred;
-  return std::nullopt;
-}
 
 inline ArgRole toArgRole(Role role) {
   switch (role) {

@@ -76,16 +76,6 @@ static ValueKind join(ValueKind a, ValueKind b) {
   return ValueKind::full;
 }
 
-static std::optional<DType> getStorageDType(Type type) {
-  if (type.isF32())
-    return DType::f32;
-  if (type.isBF16())
-    return DType::bf16;
-  if (type.isF16())
-    return DType::f16;
-  return std::nullopt;
-}
-
 FailureOr<std::string> emitElementExpression(Operation *op,
                                              ArrayRef<std::string> operands) {
   // emitOpExpression spells scalar ops: give it a scalar twin of `op` (same
@@ -163,7 +153,7 @@ LogicalResult NormAnalyzer::collectArgs() {
       auto tensor = dyn_cast<RankedTensorType>(type);
       std::optional<DType> dtype =
           tensor ? getStorageDType(tensor.getElementType()) : std::nullopt;
-      if (!tensor || tensor.getRank() != 2 || !dtype)
+      if (!tensor || tensor.getRank() != 2 || !dtype || *dtype == DType::pred)
         return func.emitOpError()
                << "argument #" << index << " '" << name << "' has type " << type
                << "; norm tensors are 2-D of f32, bf16 or f16";

@@ -20,6 +20,18 @@ using namespace mlir;
 
 namespace kfuse {
 
+std::optional<DType> getStorageDType(Type type) {
+  if (type.isF32())
+    return DType::f32;
+  if (type.isBF16())
+    return DType::bf16;
+  if (type.isF16())
+    return DType::f16;
+  if (type.isInteger(1))
+    return DType::pred;
+  return std::nullopt;
+}
+
 std::optional<StringRef> getCudaScalarType(Type type) {
   if (type.isF32())
     return StringRef("float");
@@ -164,24 +176,12 @@ static std::optional<FloatOpForm> getFloatOpForm(Operation *op) {
   using S = FloatOpForm::Spelling;
   using H = UniformInstr::Op;
   return llvm::TypeSwitch<Operation *, std::optional<FloatOpForm>>(op)
-      .Case([](arith::AddFOp) {
-        return FloatOpForm{S::binary, "+", H::add};
-      })
-      .Case([](arith::SubFOp) {
-        return FloatOpForm{S::binary, "-", H::sub};
-      })
-      .Case([](arith::MulFOp) {
-        return FloatOpForm{S::binary, "*", H::mul};
-      })
-      .Case([](arith::DivFOp) {
-        return FloatOpForm{S::binary, "/", H::div};
-      })
-      .Case([](arith::NegFOp) {
-        return FloatOpForm{S::neg, "", H::neg};
-      })
-      .Case([](arith::RemFOp) {
-        return FloatOpForm{S::call, "fmodf", H::rem};
-      })
+      .Case([](arith::AddFOp) { return FloatOpForm{S::binary, "+", H::add}; })
+      .Case([](arith::SubFOp) { return FloatOpForm{S::binary, "-", H::sub}; })
+      .Case([](arith::MulFOp) { return FloatOpForm{S::binary, "*", H::mul}; })
+      .Case([](arith::DivFOp) { return FloatOpForm{S::binary, "/", H::div}; })
+      .Case([](arith::NegFOp) { return FloatOpForm{S::neg, "", H::neg}; })
+      .Case([](arith::RemFOp) { return FloatOpForm{S::call, "fmodf", H::rem}; })
       .Case([](arith::MaximumFOp) {
         return FloatOpForm{S::call, "kfuse_maximumf", H::maximum};
       })
@@ -194,30 +194,14 @@ static std::optional<FloatOpForm> getFloatOpForm(Operation *op) {
       .Case([](arith::MinNumFOp) {
         return FloatOpForm{S::call, "fminf", H::minnum};
       })
-      .Case([](math::SqrtOp) {
-        return FloatOpForm{S::call, "sqrtf", H::sqrt};
-      })
-      .Case([](math::RsqrtOp) {
-        return FloatOpForm{S::rsqrt, "", H::rsqrt};
-      })
-      .Case([](math::PowFOp) {
-        return FloatOpForm{S::call, "powf", H::pow};
-      })
-      .Case([](math::ExpOp) {
-        return FloatOpForm{S::call, "expf", H::exp};
-      })
-      .Case([](math::LogOp) {
-        return FloatOpForm{S::call, "logf", H::log};
-      })
-      .Case([](math::AbsFOp) {
-        return FloatOpForm{S::call, "fabsf", H::abs};
-      })
-      .Case([](math::TanhOp) {
-        return FloatOpForm{S::call, "tanhf", H::tanh};
-      })
-      .Case([](math::FmaOp) {
-        return FloatOpForm{S::call, "fmaf", H::fma};
-      })
+      .Case([](math::SqrtOp) { return FloatOpForm{S::call, "sqrtf", H::sqrt}; })
+      .Case([](math::RsqrtOp) { return FloatOpForm{S::rsqrt, "", H::rsqrt}; })
+      .Case([](math::PowFOp) { return FloatOpForm{S::call, "powf", H::pow}; })
+      .Case([](math::ExpOp) { return FloatOpForm{S::call, "expf", H::exp}; })
+      .Case([](math::LogOp) { return FloatOpForm{S::call, "logf", H::log}; })
+      .Case([](math::AbsFOp) { return FloatOpForm{S::call, "fabsf", H::abs}; })
+      .Case([](math::TanhOp) { return FloatOpForm{S::call, "tanhf", H::tanh}; })
+      .Case([](math::FmaOp) { return FloatOpForm{S::call, "fmaf", H::fma}; })
       .Case([](math::CopySignOp) {
         return FloatOpForm{S::call, "copysignf", H::copysign};
       })
@@ -234,9 +218,10 @@ std::optional<UniformInstr::Op> getHostUniformOp(Operation *op) {
 
 /// Expressions of f32 ops that map one to one to a CUDA function or an
 /// operator; none for other ops.
-static std::optional<std::string>
-floatExpression(Operation *op, ArrayRef<std::string> x, bool wide,
-                bool plainDivision) {
+static std::optional<std::string> floatExpression(Operation *op,
+                                                  ArrayRef<std::string> x,
+                                                  bool wide,
+                                                  bool plainDivision) {
   std::optional<FloatOpForm> form = getFloatOpForm(op);
   if (!form)
     return std::nullopt;
@@ -270,9 +255,9 @@ floatExpression(Operation *op, ArrayRef<std::string> x, bool wide,
   return text + ")";
 }
 
-FailureOr<std::string>
-emitOpExpression(Operation *op, ArrayRef<std::string> operands, bool wide,
-                 bool plainDivision) {
+FailureOr<std::string> emitOpExpression(Operation *op,
+                                        ArrayRef<std::string> operands,
+                                        bool wide, bool plainDivision) {
   if (op->getNumResults() != 1)
     return op->emitOpError() << "has " << op->getNumResults()
                              << " results; generated code needs exactly one";

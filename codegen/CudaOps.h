@@ -14,6 +14,10 @@
 
 namespace kfuse {
 
+/// The storage dtype of a tensor element type (f32, bf16, f16, i1), if it
+/// has one.
+std::optional<DType> getStorageDType(mlir::Type type);
+
 /// The C++ type a scalar of `type` has in generated code: `float` for f32,
 /// the 16-bit pattern for bf16 and f16, `bool` for i1; none otherwise.
 std::optional<llvm::StringRef> getCudaScalarType(mlir::Type type);

@@ -22,15 +22,6 @@ using namespace mlir;
 
 namespace kfuse {
 
-llvm::Expected<OwningOpRef<ModuleOp>>
-parseNorm(MLIRContext &context, StringRef text, StringRef bufferName) {
-  llvm::Expected<ParsedKernel> parsed =
-      parseKernel(context, text, bufferName, KernelKind::norm);
-  if (!parsed)
-    return parsed.takeError();
-  return std::move(parsed->module);
-}
-
 llvm::Error runNormPipeline(ModuleOp module, const NormSpecialization &spec) {
   func::FuncOp norm = findNorm(module);
   if (!norm)
@@ -198,7 +189,7 @@ std::vector<NormArg> describeNorm(func::FuncOp norm) {
 llvm::Expected<std::vector<NormArg>> describeNorm(StringRef text,
                                                   StringRef bufferName) {
   MLIRContext &context = threadContext();
-  auto module = parseNorm(context, text, bufferName);
+  auto module = parseKernelModule(context, text, bufferName, KernelKind::norm);
   if (!module)
     return module.takeError();
   return describeNorm(findNorm(**module));
@@ -207,7 +198,7 @@ llvm::Expected<std::vector<NormArg>> describeNorm(StringRef text,
 llvm::Expected<NormPlan> compileNormToPlan(StringRef text, StringRef bufferName,
                                            const NormSpecialization &spec) {
   MLIRContext &context = threadContext();
-  auto module = parseNorm(context, text, bufferName);
+  auto module = parseKernelModule(context, text, bufferName, KernelKind::norm);
   if (!module)
     return module.takeError();
   NormEmitOptions options = getNormEmitOptions(**module, spec);

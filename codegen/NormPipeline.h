@@ -5,6 +5,7 @@
 
 #include "codegen/CudaNorm.h"
 #include "codegen/NormPlan.h"
+#include "codegen/Pipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -14,11 +15,6 @@
 #include <vector>
 
 namespace kfuse {
-
-/// parseKernel (codegen/Pipeline.h) of a norm.
-llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-parseNorm(mlir::MLIRContext &context, llvm::StringRef text,
-          llvm::StringRef bufferName);
 
 /// Runs kfuse-specialize-norm (dtypes, cols and alignment of `spec`),
 /// canonicalize and CSE on the norm of `module`.

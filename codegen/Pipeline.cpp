@@ -125,10 +125,12 @@ llvm::Expected<ParsedKernel> parseKernel(MLIRContext &context, StringRef text,
   return ParsedKernel{std::move(module), kind};
 }
 
-llvm::Expected<OwningOpRef<ModuleOp>>
-parseUpdate(MLIRContext &context, StringRef text, StringRef bufferName) {
+llvm::Expected<OwningOpRef<ModuleOp>> parseKernelModule(MLIRContext &context,
+                                                        StringRef text,
+                                                        StringRef bufferName,
+                                                        KernelKind kind) {
   llvm::Expected<ParsedKernel> parsed =
-      parseKernel(context, text, bufferName, KernelKind::update);
+      parseKernel(context, text, bufferName, kind);
   if (!parsed)
     return parsed.takeError();
   return std::move(parsed->module);
@@ -249,7 +251,8 @@ llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
                                          const PipelineOptions &options,
                                          int ptxSm) {
   MLIRContext &context = threadContext();
-  auto module = parseUpdate(context, text, bufferName);
+  auto module =
+      parseKernelModule(context, text, bufferName, KernelKind::update);
   if (!module)
     return module.takeError();
   if (llvm::Error error = runPipeline(**module, spec, options))

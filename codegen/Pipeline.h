@@ -88,10 +88,10 @@ parseKernel(mlir::MLIRContext &context, llvm::StringRef text,
             llvm::StringRef bufferName,
             std::optional<KernelKind> required = std::nullopt);
 
-/// parseKernel of an update.
+/// parseKernel of a `kind` kernel: its module.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-parseUpdate(mlir::MLIRContext &context, llvm::StringRef text,
-            llvm::StringRef bufferName);
+parseKernelModule(mlir::MLIRContext &context, llvm::StringRef text,
+                  llvm::StringRef bufferName, KernelKind kind);
 
 /// Runs kfuse-master-weights and kfuse-grad-scaling (when asked),
 /// kfuse-specialize, canonicalize,

@@ -141,6 +141,16 @@ llvm::Error CudaDriver::check(CUresult result, const llvm::Twine &what) const {
                        " (CUresult " + llvm::Twine(int(result)) + ")");
 }
 
+llvm::Expected<CudaDriver::Current> CudaDriver::getCurrent() {
+  llvm::Expected<CudaDriver &> driver = get();
+  if (!driver)
+    return driver.takeError();
+  llvm::Expected<DeviceInfo> device = driver->currentDevice();
+  if (!device)
+    return device.takeError();
+  return Current{*driver, std::move(*device)};
+}
+
 llvm::Expected<DeviceInfo> CudaDriver::currentDevice() {
   DeviceInfo info;
   if (llvm::Error error =

@@ -124,6 +124,10 @@ public:
   /// made current when there is none.
   llvm::Expected<DeviceInfo> currentDevice();
 
+  /// get() and its currentDevice(): what a compile or a launch starts from.
+  struct Current;
+  static llvm::Expected<Current> getCurrent();
+
   /// `what` failed with `result`, as an error naming both.
   llvm::Error check(CUresult result, const llvm::Twine &what) const;
 
@@ -142,6 +146,11 @@ private:
   llvm::Expected<DeviceInfo> lookUpDevice(DeviceInfo info);
   std::mutex devicesMutex;
   std::map<CUcontext, DeviceInfo> devices; // attributes read once a context
+};
+
+struct CudaDriver::Current {
+  CudaDriver &driver;
+  DeviceInfo device;
 };
 
 /// Device memory freed on destruction, in the context current then.

@@ -204,7 +204,8 @@ unsigned defaultBlocksPerSm() {
 
 llvm::Expected<std::unique_ptr<Update>>
 Update::create(llvm::StringRef text, llvm::StringRef sourceName) {
-  auto module = parseUpdate(threadContext(), text, sourceName);
+  auto module =
+      parseKernelModule(threadContext(), text, sourceName, KernelKind::update);
   if (!module)
     return withCode(module.takeError(), ErrorCode::Parse);
   mlir::func::FuncOp func = findUpdate(**module);
@@ -242,12 +243,10 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
                 bool *built) {
   if (built)
     *built = false;
-  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
-  if (!driver)
-    return driver.takeError();
-  llvm::Expected<DeviceInfo> device = driver->currentDevice();
-  if (!device)
-    return device.takeError();
+  llvm::Expected<CudaDriver::Current> current = CudaDriver::getCurrent();
+  if (!current)
+    return current.takeError();
+  const DeviceInfo *device = &current->device;
 
   auto matches = [&](const LaunchEntry &entry) {
     const Specialization &a = entry.spec;
@@ -272,7 +271,7 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
         return entry.compiled;
   }
   llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
-      compileUncached(spec, options, *driver, *device, built);
+      compileUncached(spec, options, current->driver, *device, built);
   if (!compiled)
     return compiled.takeError();
   std::lock_guard<std::mutex> lock(compiledMutex);
@@ -362,7 +361,7 @@ llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args,
                      "expected " + llvm::Twine(args.size()) +
                          " value arrays, got " + llvm::Twine(tensors.size()));
   mlir::MLIRContext &context = threadContext();
-  auto module = parseUpdate(context, irText, name);
+  auto module = parseKernelModule(context, irText, name, KernelKind::update);
   if (!module)
     return withCode(module.takeError(), ErrorCode::Parse);
   PipelineOptions unfused;
@@ -400,7 +399,7 @@ Update::interpretMatrix(llvm::ArrayRef<LaunchArg> args, int64_t rows,
                      "a 2-D update runs over at least 1 x 1, got " +
                          llvm::Twine(rows) + " x " + llvm::Twine(cols));
   mlir::MLIRContext &context = threadContext();
-  auto module = parseUpdate(context, irText, name);
+  auto module = parseKernelModule(context, irText, name, KernelKind::update);
   if (!module)
     return withCode(module.takeError(), ErrorCode::Parse);
   mlir::func::FuncOp update = findUpdate(**module);

@@ -315,13 +315,10 @@ llvm::Expected<std::shared_ptr<CompiledNorm>>
 Norm::compile(const NormSpecialization &spec, bool *built) {
   if (built)
     *built = false;
-  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
-  if (!driver)
-    return driver.takeError();
-  llvm::Expected<DeviceInfo> device = driver->currentDevice();
-  if (!device)
-    return device.takeError();
-  return compileFor(spec, *driver, *device, built);
+  llvm::Expected<CudaDriver::Current> current = CudaDriver::getCurrent();
+  if (!current)
+    return current.takeError();
+  return compileFor(spec, current->driver, current->device, built);
 }
 
 std::shared_ptr<CompiledNorm> Norm::findLoaded(const NormSpecialization &spec,
@@ -530,12 +527,11 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   if (rows == 0 && !hasColumnOutputs())
     return llvm::Error::success();
 
-  llvm::Expected<CudaDriver &> driver = CudaDriver::get();
-  if (!driver)
-    return driver.takeError();
-  llvm::Expected<DeviceInfo> device = driver->currentDevice();
-  if (!device)
-    return device.takeError();
+  llvm::Expected<CudaDriver::Current> current = CudaDriver::getCurrent();
+  if (!current)
+    return current.takeError();
+  CudaDriver *driver = &current->driver;
+  const DeviceInfo *device = &current->device;
 
   if (rows == 0) {
     // A sum over no rows is zero (all-zero bits in every storage dtype).

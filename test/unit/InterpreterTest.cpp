@@ -43,7 +43,7 @@ protected:
     std::string path = std::string(KFUSE_SOURCE_DIR) + "/library/optim/" +
                        name.str() + ".mlir";
     llvm::Expected<OwningOpRef<ModuleOp>> parsed =
-        parseUpdate(context, readLibrary(name), path);
+        parseKernelModule(context, readLibrary(name), path, KernelKind::update);
     if (!parsed) {
       ADD_FAILURE() << "cannot load " << path << ": "
                     << llvm::toString(parsed.takeError());
@@ -64,7 +64,7 @@ protected:
 
   func::FuncOp parse(llvm::StringRef source) {
     llvm::Expected<OwningOpRef<ModuleOp>> parsed =
-        parseUpdate(context, source, "source.mlir");
+        parseKernelModule(context, source, "source.mlir", KernelKind::update);
     if (!parsed) {
       ADD_FAILURE() << "cannot load:\n"
                     << source.str() << "\n"

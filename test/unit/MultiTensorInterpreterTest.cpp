@@ -63,7 +63,8 @@ protected:
     PipelineOptions options;
     options.multiTensor = true;
     options.gradScaling = gradScaling;
-    auto parsed = parseUpdate(*context, readLibrary(file), file);
+    auto parsed = parseKernelModule(*context, readLibrary(file), file,
+                                    KernelKind::update);
     EXPECT_TRUE(bool(parsed));
     if (!parsed)
       return nullptr;

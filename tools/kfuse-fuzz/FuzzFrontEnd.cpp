@@ -102,7 +102,8 @@ constexpr int64_t kCheckElements = 1 << 14;
 /// `kfuse compile` and `kfuse check` of an update under one specialization.
 void compileUpdate(MLIRContext &context, StringRef text,
                    const Specialization &spec, const PipelineOptions &options) {
-  auto fused = parseUpdate(context, text, "fuzz.mlir");
+  auto fused =
+      parseKernelModule(context, text, "fuzz.mlir", KernelKind::update);
   if (!ok(fused) || !ok(runPipeline(**fused, spec, options)))
     return;
   print(**fused);
@@ -111,7 +112,8 @@ void compileUpdate(MLIRContext &context, StringRef text,
 
   PipelineOptions unfusedOptions = options;
   unfusedOptions.fuse = false;
-  auto unfused = parseUpdate(context, text, "fuzz.mlir");
+  auto unfused =
+      parseKernelModule(context, text, "fuzz.mlir", KernelKind::update);
   if (!ok(unfused) || !ok(runPipeline(**unfused, spec, unfusedOptions)))
     return;
   (void)emitCuda(findUpdate(**unfused), nullptr);
@@ -126,7 +128,8 @@ void compileUpdate(MLIRContext &context, StringRef text,
 }
 
 void fuzzUpdate(MLIRContext &context, StringRef text, Choices &choices) {
-  auto parsed = parseUpdate(context, text, "fuzz.mlir");
+  auto parsed =
+      parseKernelModule(context, text, "fuzz.mlir", KernelKind::update);
   if (!ok(parsed))
     return;
   func::FuncOp update = findUpdate(**parsed);
@@ -162,7 +165,7 @@ void fuzzUpdate(MLIRContext &context, StringRef text, Choices &choices) {
 }
 
 void fuzzNorm(MLIRContext &context, StringRef text, Choices &choices) {
-  auto parsed = parseNorm(context, text, "fuzz.mlir");
+  auto parsed = parseKernelModule(context, text, "fuzz.mlir", KernelKind::norm);
   if (!ok(parsed))
     return;
   func::FuncOp norm = findNorm(**parsed);

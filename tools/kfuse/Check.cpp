@@ -131,7 +131,8 @@ static Expected<DeviceCheck> checkOnDevice(StringRef text,
 static Expected<OwningOpRef<ModuleOp>>
 compileModule(MLIRContext &context, StringRef text,
               const CommonOptions &options, const PipelineOptions &pipeline) {
-  auto module = parseUpdate(context, text, options.input);
+  auto module =
+      parseKernelModule(context, text, options.input, KernelKind::update);
   if (!module)
     return module.takeError();
   if (Error error = runPipeline(**module, options.spec, pipeline))

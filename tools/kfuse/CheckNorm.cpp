@@ -91,7 +91,7 @@ int runMatrixUpdateCheckCommand(const CommonOptions &options, StringRef text,
   // A check that passes must mean the file compiles.
   std::unique_ptr<MLIRContext> context = createContext();
   Expected<OwningOpRef<ModuleOp>> parsed =
-      parseUpdate(*context, text, options.input);
+      parseKernelModule(*context, text, options.input, KernelKind::update);
   if (!parsed)
     return reportError(parsed.takeError());
   if (Error error = runPipeline(**parsed, options.spec, options.pipeline)) {
