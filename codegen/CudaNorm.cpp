@@ -171,7 +171,7 @@ LogicalResult NormAnalyzer::collectArgs() {
       // The specialized type must be the shape with the row length bound.
       int64_t rows = info.shape == NormShape::col ? 1 : ShapedType::kDynamic;
       int64_t extent = info.shape == NormShape::row ? 1 : cols;
-      // (kfuse-specialize-norm leaves a dynamic column extent with one
+      // (kfuse-specialize leaves a dynamic column extent with one
       // column; the code generator takes the row length from `cols`.)
       int64_t written = tensor.getDimSize(1);
       if (info.shape == NormShape::scalar || tensor.getDimSize(0) != rows ||
@@ -180,7 +180,7 @@ LogicalResult NormAnalyzer::collectArgs() {
                << "argument #" << index << " '" << name << "' of type " << type
                << " is not a specialized " << normShapeName(info.shape)
                << " tensor of " << cols
-               << " columns (run kfuse-specialize-norm with cols=" << cols
+               << " columns (run kfuse-specialize with cols=" << cols
                << " first; the row count stays dynamic)";
     }
     program.kinds[arg] = toKind(info.shape);

@@ -1,7 +1,7 @@
 //===- CudaNorm.h - CUDA C++ for normalizations -----------------*- C++ -*-===//
 //
 // The code generator of norm functions (`kfuse.norm`): from a norm that
-// kfuse-specialize-norm has specialized (storage dtypes, a static row
+// kfuse-specialize has specialized (storage dtypes, a static row
 // length), a NormPlan with a row kernel and, with column reductions, a finish
 // kernel, following the launch ABI documented in codegen/NormPlan.h.
 //
@@ -20,7 +20,7 @@ namespace kfuse {
 /// What the norm code generator needs beyond the specialized IR, and its
 /// tuning knobs.
 struct NormEmitOptions {
-  /// The row length the norm was specialized on (kfuse-specialize-norm's
+  /// The row length the norm was specialized on (kfuse-specialize's
   /// `cols`).
   int64_t cols = -1;
   /// The shape of each argument as written, before specialization (full,

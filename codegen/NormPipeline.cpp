@@ -27,7 +27,7 @@ llvm::Error runNormPipeline(ModuleOp module, const NormSpecialization &spec) {
   if (!norm)
     return llvm::createStringError(
         "no func.func with the 'kfuse.norm' attribute");
-  SpecializeNormPassOptions options;
+  SpecializePassOptions options;
   options.cols = spec.cols;
   options.alignment = spec.alignment;
   if (!spec.dtypes.empty()) {
@@ -37,18 +37,16 @@ llvm::Error runNormPipeline(ModuleOp module, const NormSpecialization &spec) {
                                      std::to_string(norm.getNumArguments()) +
                                      " dtypes, one per argument, got " +
                                      std::to_string(spec.dtypes.size()));
-    SmallVector<StringRef> names;
     for (auto [type, dtype] :
          llvm::zip_equal(norm.getArgumentTypes(), spec.dtypes))
       if (isa<RankedTensorType>(type))
-        names.push_back(dtypeName(dtype));
-    options.argDTypes = llvm::join(names, ",");
+        options.argDTypes.push_back(dtypeName(dtype));
   }
 
   DiagnosticErrors errors(module.getContext());
   PassManager pm(module.getContext());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  funcPm.addPass(createSpecializeNormPass(options));
+  funcPm.addPass(createSpecializePass(options));
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
   if (failed(pm.run(module)))

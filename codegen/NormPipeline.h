@@ -16,7 +16,7 @@
 
 namespace kfuse {
 
-/// Runs kfuse-specialize-norm (dtypes, cols and alignment of `spec`),
+/// Runs kfuse-specialize (dtypes, cols and alignment of `spec`),
 /// canonicalize and CSE on the norm of `module`.
 llvm::Error runNormPipeline(mlir::ModuleOp module,
                             const NormSpecialization &spec);

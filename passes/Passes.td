@@ -53,68 +53,67 @@ def LiftElementFormPass : Pass<"kfuse-lift-element-form", "mlir::func::FuncOp"> 
 }
 
 def SpecializePass : Pass<"kfuse-specialize", "mlir::func::FuncOp"> {
-  let summary = "bind storage dtypes per role and shape facts of an update";
+  let summary = "bind storage dtypes and shape facts of an update or a norm";
   let description = [{
-    Rewrites an update for one specialization: the storage element type of
-    each role (`param`, `grad`, `state`; e.g. bf16 params and grads with f32
-    states), the element count, the pointer alignment, and from these the
-    vector width (elements per thread and iteration, for 16-byte accesses) and
-    32- or 64-bit indexing. Arguments take the storage type, a `kfuse.convert`
-    to the compute type follows each read and precedes each write, and a known
-    element count makes every tensor shape static, so that folding can use it.
-    A dynamic element count may come with a power of two it is a multiple of
-    (`kfuse.numel_multiple`): a multiple of the vector width needs no scalar
-    tail loop.
+    Rewrites a kernel function (`kfuse.update` or `kfuse.norm`) for one
+    specialization. Each tensor argument takes its storage element type and
+    compute stays f32: a `kfuse.convert` to f32 follows each read of a
+    narrower argument and one back precedes each write into it.
+
+    Storage dtypes are per argument: `arg-dtypes` lists one per tensor
+    argument, in argument order (f32, bf16 or f16). Without it, an update's
+    roles give them (`param-dtype`, `grad-dtype`, defaulting to the params',
+    `state-dtype`, `model-dtype`), and a norm's tensors are f32. States at
+    the tensor level are f32 scalars and take none.
+
+    Shape facts by kind:
+    - A 1-D update: a known element count (`numel`) makes every tensor shape
+      static, so that folding can use it; a dynamic one may come with a
+      power of two it is a multiple of (`numel-multiple`, recorded as
+      `kfuse.numel_multiple`): a multiple of the vector width needs no scalar
+      tail loop. The pass records the vector width (elements per thread and
+      iteration, for 16-byte accesses) and 32- or 64-bit indexing.
+    - A norm: `cols`, the row length, is required and replaces every dynamic
+      column extent, so `kfuse.dim_size ... dim 1` folds to a constant. The
+      vector width is the elements per 16-byte access of the widest
+      full-shape tensor, 1 when rows do not start on 16 bytes. With `cols=1`
+      the column extent stays dynamic: a static 1 would make a full tensor
+      read as a per-row one.
+    - A 2-D update takes neither: its plan's table gives each tensor's shape.
+    Every kind records `kfuse.alignment`, the bytes every pointer is aligned
+    to.
 
     Example: `kfuse-specialize{param-dtype=bf16 numel-multiple=8}` on
     `func.func @sgd(%param: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, ...)`
     gives `%param: tensor<?xbf16>`, a `kfuse.convert` to f32 after it, and the
     attributes `kfuse.vector_width = 8`, `kfuse.index_bits = 64`,
-    `kfuse.alignment = 16`, `kfuse.numel_multiple = 8`.
+    `kfuse.alignment = 16`, `kfuse.numel_multiple = 8`; and
+    `kfuse-specialize{cols=4096 arg-dtypes=bf16,f32,bf16,bf16,f32,f32}` on a
+    LayerNorm gives `%x: tensor<?x4096xbf16>` and `kfuse.vector_width = 8`.
   }];
   let options = [
+    ListOption<"argDTypes", "arg-dtypes", "std::string",
+               "storage dtype of each tensor argument in argument order (f32, "
+               "bf16, f16); empty: by role">,
     Option<"paramDType", "param-dtype", "std::string", "\"f32\"",
-           "storage element type of params: f32, bf16 or f16">,
+           "an update's params' storage dtype without arg-dtypes">,
     Option<"gradDType", "grad-dtype", "std::string", "\"\"",
-           "storage element type of grads (default: the param dtype)">,
+           "an update's grads' storage dtype without arg-dtypes (default: "
+           "the param dtype)">,
     Option<"stateDType", "state-dtype", "std::string", "\"f32\"",
-           "storage element type of optimizer states">,
+           "an update's optimizer states' storage dtype without arg-dtypes">,
     Option<"modelDType", "model-dtype", "std::string", "\"bf16\"",
-           "storage element type of model copies (master weights)">,
+           "an update's model copies' (master weights) storage dtype without "
+           "arg-dtypes">,
     Option<"numel", "numel", "int64_t", "-1",
-           "element count of every tensor; -1 keeps it dynamic">,
-    Option<"alignment", "alignment", "int64_t", "16",
-           "bytes every tensor pointer is aligned to (a power of two)">,
+           "a 1-D update's element count of every tensor; -1 keeps it "
+           "dynamic">,
     Option<"numelMultiple", "numel-multiple", "int64_t", "1",
-           "a power of two the dynamic element count is a multiple of">,
-  ];
-  let statistics = [
-    Statistic<"numConverts", "converts", "storage/compute converts inserted">,
-  ];
-  let dependentDialects = ["::kfuse::KFuseDialect"];
-}
-
-def SpecializeNormPass : Pass<"kfuse-specialize-norm", "mlir::func::FuncOp"> {
-  let summary = "bind storage dtypes, the row length and alignment of a norm";
-  let description = [{
-    Rewrites a norm (`kfuse.norm`) for one specialization: the storage
-    element type of each tensor argument (`arg-dtypes`, one per tensor
-    argument in argument order), the row length (`cols` replaces every
-    dynamic column extent, so `kfuse.dim_size ... dim 1` folds to a
-    constant) and the pointer alignment. Compute stays f32: a `kfuse.convert`
-    to f32 follows each read of a 16-bit argument and one back precedes each
-    write into it. The pass records `kfuse.vector_width` (elements per 16-byte
-    access of the widest full-shape tensor; 1 when rows do not start on 16
-    bytes) and `kfuse.alignment`. Functions that are not norms are left
-    alone. With `cols=1` the column extent stays dynamic: a static 1 would
-    make a full tensor read as a per-row one.
-  }];
-  let options = [
-    Option<"argDTypes", "arg-dtypes", "std::string", "\"\"",
-           "storage dtype of each tensor argument, comma-separated "
-           "(f32, bf16, f16); empty: all f32">,
+           "a power of two a 1-D update's dynamic element count is a "
+           "multiple of">,
     Option<"cols", "cols", "int64_t", "0",
-           "row length (extent of dimension 1); required, > 0">,
+           "a norm's row length (extent of dimension 1); required for norms, "
+           "> 0">,
     Option<"alignment", "alignment", "int64_t", "16",
            "bytes every tensor pointer is aligned to (a power of two)">,
   ];

@@ -1,8 +1,9 @@
 //===- Specialize.cpp - bind storage dtypes and shape facts --------------===//
 //
-// One compiled kernel serves one specialization: storage dtypes per role,
-// element count and pointer alignment. Binding them in the IR lets the
-// folders and the code generator use them as constants.
+// One compiled kernel serves one specialization: a storage dtype per tensor
+// argument, the pointer alignment, and the shape facts of its kind (a 1-D
+// update's element count, a norm's row length). Binding them in the IR lets
+// the folders and the code generator use them as constants.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,19 +83,77 @@ static unsigned computeVectorWidth(unsigned alignment, unsigned minElementSize,
   return std::max(1u, alignment / maxElementSize);
 }
 
+/// Whether a norm tensor of `type` (as written, before specialization) holds
+/// one element per row and column: neither dimension is 1.
+static bool isFullShape(RankedTensorType type) {
+  return type.getDimSize(0) != 1 && type.getDimSize(1) != 1;
+}
+
+/// `type` with a dynamic column extent replaced by `cols` (which may be
+/// dynamic itself).
+static Type bindCols(Type type, int64_t cols) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() != 2 || !tensor.isDynamicDim(1) ||
+      ShapedType::isDynamic(cols))
+    return type;
+  return RankedTensorType::get({tensor.getDimSize(0), cols},
+                               tensor.getElementType());
+}
+
+/// A tensor argument and the storage element type it takes.
+struct StorageBinding {
+  BlockArgument arg;
+  Type storage;
+};
+
 struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
   using SpecializePassBase::SpecializePassBase;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!isUpdate(func))
+    bool norm = isNorm(func);
+    if (!norm && !isUpdate(func))
       return;
-    if (failed(specialize(func)))
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      func.emitError() << "alignment must be a positive power of two, got "
+                       << alignment.getValue();
+      return signalPassFailure();
+    }
+    FailureOr<SmallVector<StorageBinding>> bindings = getStorageBindings(func);
+    if (failed(bindings) || failed(norm ? specializeNorm(func, *bindings)
+                                        : specializeUpdate(func, *bindings)))
       signalPassFailure();
   }
 
-  LogicalResult specialize(func::FuncOp func) {
+  /// The storage type of every tensor argument: arg-dtypes where given,
+  /// else by role (an update) or f32 (a norm).
+  FailureOr<SmallVector<StorageBinding>> getStorageBindings(func::FuncOp func) {
     MLIRContext *context = func.getContext();
+    SmallVector<BlockArgument> tensorArgs;
+    for (BlockArgument arg : func.getArguments())
+      if (isa<RankedTensorType>(arg.getType()))
+        tensorArgs.push_back(arg);
+    SmallVector<StorageBinding> bindings;
+    if (!argDTypes.empty()) {
+      if (argDTypes.size() != tensorArgs.size())
+        return func.emitError()
+               << "expected " << tensorArgs.size()
+               << " dtypes, one per tensor argument, got " << argDTypes.size();
+      for (auto [arg, name] : llvm::zip_equal(tensorArgs, argDTypes)) {
+        Type type = parseStorageType(context, name);
+        if (!type)
+          return func.emitError() << "unknown dtype '" << name
+                                  << "' in arg-dtypes; expected f32, bf16 or "
+                                     "f16";
+        bindings.push_back({arg, type});
+      }
+      return bindings;
+    }
+    if (isNorm(func)) {
+      for (BlockArgument arg : tensorArgs)
+        bindings.push_back({arg, Float32Type::get(context)});
+      return bindings;
+    }
     StringRef gradName =
         gradDType.empty() ? StringRef(paramDType) : StringRef(gradDType);
     Type paramType = parseStorageType(context, paramDType);
@@ -110,10 +169,24 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
       if (!type)
         return func.emitError() << "unknown dtype '" << value << "' for "
                                 << option << "; expected f32, bf16 or f16";
-    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
-      return func.emitError() << "alignment must be a positive power of two, "
-                                 "got "
-                              << alignment.getValue();
+    for (BlockArgument arg : tensorArgs) {
+      std::optional<Role> role = getArgRole(func, arg.getArgNumber());
+      if (!role || *role == Role::hyper)
+        continue;
+      bindings.push_back({arg, *role == Role::param   ? paramType
+                               : *role == Role::grad  ? gradType
+                               : *role == Role::model ? modelType
+                                                      : stateType});
+    }
+    return bindings;
+  }
+
+  LogicalResult specializeUpdate(func::FuncOp func,
+                                 ArrayRef<StorageBinding> bindings) {
+    MLIRContext *context = func.getContext();
+    if (cols != 0)
+      return func.emitError() << "cols applies to norms; an update's shapes "
+                                 "come from its tensors";
     if (numel < -1)
       return func.emitError() << "numel must be -1 (dynamic) or at least 0, "
                                  "got "
@@ -135,22 +208,12 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
     OpBuilder builder(context);
     builder.setInsertionPointToStart(&entry);
     unsigned minSize = 16, maxSize = 1;
-    for (BlockArgument arg : entry.getArguments()) {
-      std::optional<Role> role = getArgRole(func, arg.getArgNumber());
-      // States at the tensor level are one f32 per tensor, whatever the
-      // state dtype of the element states.
-      if (!role || *role == Role::hyper ||
-          isPerTensorArg(func, arg.getArgNumber()))
-        continue;
+    for (auto [arg, storage] : bindings) {
       auto type = cast<RankedTensorType>(arg.getType());
       if (numel >= 0 && type.hasStaticShape() && type.getDimSize(0) != numel)
         return func.emitError()
                << "argument #" << arg.getArgNumber() << " has static shape "
                << type << " but numel is " << numel.getValue();
-      Type storage = *role == Role::param   ? paramType
-                     : *role == Role::grad  ? gradType
-                     : *role == Role::model ? modelType
-                                            : stateType;
       SmallVector<int64_t> shape(type.getShape());
       if (numel >= 0)
         shape = {numel};
@@ -186,6 +249,60 @@ struct SpecializePass : public kfuse::impl::SpecializePassBase<SpecializePass> {
     if (numel < 0 && numelMultiple > 1)
       func->setAttr(KFuseDialect::kNumelMultipleAttrName,
                     attrs.getI64IntegerAttr(numelMultiple));
+    return success();
+  }
+
+  LogicalResult specializeNorm(func::FuncOp func,
+                               ArrayRef<StorageBinding> bindings) {
+    MLIRContext *context = func.getContext();
+    if (cols <= 0)
+      return func.emitError() << "cols must be set to the row length (> 0), "
+                                 "got "
+                              << cols.getValue();
+    if (numel != -1 || numelMultiple != 1)
+      return func.emitError() << "numel and numel-multiple apply to 1-D "
+                                 "updates; a norm takes cols";
+
+    // With one column a full tensor would read as a per-row one (`?x1`), and
+    // the norm verifier needs a full-shape argument: the column extent stays
+    // dynamic, and the code generator takes it from its options.
+    int64_t boundCols = cols == 1 ? ShapedType::kDynamic : int64_t(cols);
+    Block &entry = func.getBody().front();
+    OpBuilder builder(context);
+    builder.setInsertionPointToStart(&entry);
+    unsigned maxFullSize = 0;
+    for (auto [arg, storage] : bindings) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      int64_t extent = type.getDimSize(1);
+      if (!ShapedType::isDynamic(extent) && extent != 1 && extent != cols)
+        return func.emitError()
+               << "argument #" << arg.getArgNumber() << " has static shape "
+               << type << " but cols is " << cols.getValue();
+      if (isFullShape(type))
+        maxFullSize =
+            std::max(maxFullSize, storage.getIntOrFloatBitWidth() / 8);
+      auto computeType = cast<RankedTensorType>(bindCols(type, boundCols));
+      numConverts += bindStorageType(builder, arg, computeType,
+                                     computeType.clone(storage));
+    }
+    // Every value of the body takes the static row length.
+    func.walk([&](Operation *op) {
+      for (OpResult result : op->getResults())
+        result.setType(bindCols(result.getType(), boundCols));
+    });
+    func.setFunctionType(FunctionType::get(context, entry.getArgumentTypes(),
+                                           func.getResultTypes()));
+
+    // Whole 16-byte vectors need every row of every full tensor to start on
+    // 16 bytes.
+    unsigned vectorWidth = 1;
+    if (maxFullSize > 0 && alignment >= 16 && (cols * maxFullSize) % 16 == 0)
+      vectorWidth = 16 / maxFullSize;
+    Builder attrs(context);
+    func->setAttr(KFuseDialect::kVectorWidthAttrName,
+                  attrs.getI64IntegerAttr(vectorWidth));
+    func->setAttr(KFuseDialect::kAlignmentAttrName,
+                  attrs.getI64IntegerAttr(alignment));
     return success();
   }
 };

@@ -1,8 +1,8 @@
-// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize-norm{cols=4096 arg-dtypes=bf16,f32,bf16,bf16,f32,f32},canonicalize))' | FileCheck %s --check-prefix=BF16
-// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize-norm{cols=1000},canonicalize))' | FileCheck %s --check-prefix=F32
-// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize-norm{cols=1001 arg-dtypes=f16,f16,f16,f16,f32,f32}))' | FileCheck %s --check-prefix=ODD
-// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize-norm{cols=4096 alignment=8}))' | FileCheck %s --check-prefix=ALIGN8
-// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize-norm{cols=1},canonicalize))' | FileCheck %s --check-prefix=ONE
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize{cols=4096 arg-dtypes=bf16,f32,bf16,bf16,f32,f32},canonicalize))' | FileCheck %s --check-prefix=BF16
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize{cols=1000},canonicalize))' | FileCheck %s --check-prefix=F32
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize{cols=1001 arg-dtypes=f16,f16,f16,f16,f32,f32}))' | FileCheck %s --check-prefix=ODD
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize{cols=4096 alignment=8}))' | FileCheck %s --check-prefix=ALIGN8
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize{cols=1},canonicalize))' | FileCheck %s --check-prefix=ONE
 
 // bf16 full tensors and bias, an f32 weight, 4096 columns: every column
 // extent static, a convert after each 16-bit read and before each 16-bit
@@ -51,11 +51,6 @@
 // ONE-SAME: kfuse.vector_width = 1 : i64
 // ONE: kfuse.dim_size
 
-// Functions that are not norms are left alone.
-// BF16-LABEL: func.func @sgd
-// BF16-SAME: tensor<?xf32>
-// BF16-NOT: kfuse.vector_width
-
 func.func @layernorm_fwd(
     %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>, kfuse.name = "x"},
     %weight: tensor<1x?xf32> {kfuse.role = #kfuse.role<input>, kfuse.name = "weight"},
@@ -86,13 +81,5 @@ func.func @layernorm_fwd(
   kfuse.write %out to %y : tensor<?x?xf32>
   kfuse.write %mu to %mean : tensor<?x1xf32>
   kfuse.write %rs to %rstd : tensor<?x1xf32>
-  return
-}
-
-func.func @sgd(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
-               %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>})
-    attributes {kfuse.update} {
-  %n = arith.subf %p, %g : tensor<?xf32>
-  kfuse.write %n to %p : tensor<?xf32>
   return
 }

@@ -1,6 +1,7 @@
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize{param-dtype=bf16 state-dtype=f32 numel=1000}))' | FileCheck %s --check-prefix=BF16
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize))' | FileCheck %s --check-prefix=F32
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize{param-dtype=f16 grad-dtype=f32 alignment=4 numel=4294967296}))' | FileCheck %s --check-prefix=F16
+// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-specialize{arg-dtypes=f32,bf16,f16 param-dtype=f16}))' | FileCheck %s --check-prefix=ARGS
 
 // bf16 params and grads, f32 states, 1000 elements: every shape static,
 // converts after reads and before writes, 16-byte vectors of 8 elements.
@@ -30,6 +31,16 @@
 // F16-SAME: tensor<4294967296xf32>
 // F16-SAME: kfuse.alignment = 4 : i64, kfuse.index_bits = 64 : i64, kfuse.update, kfuse.vector_width = 1 : i64
 
+// A dtype per tensor argument (arg-dtypes wins over the role shorthands):
+// f32 params, bf16 grads, an f16 state; 16-byte vectors of 2-byte elements.
+// ARGS-LABEL: func.func @sgd_momentum
+// ARGS-SAME: (%[[P:.*]]: tensor<?xf32> {{.*}}, %[[G:.*]]: tensor<?xbf16> {{.*}}, %[[M:.*]]: tensor<?xf16> {{.*}}, %{{.*}}: f32
+// ARGS-SAME: kfuse.vector_width = 8 : i64
+// ARGS-NOT: kfuse.convert %[[P]]
+// ARGS-DAG: kfuse.convert %[[G]] : tensor<?xbf16> to tensor<?xf32>
+// ARGS-DAG: %[[MC:.*]] = kfuse.convert %[[M]] : tensor<?xf16> to tensor<?xf32>
+// ARGS: %[[STORE:.*]] = kfuse.convert %{{.*}} : tensor<?xf32> to tensor<?xf16>
+// ARGS: kfuse.write %[[STORE]] to %[[M]] : tensor<?xf16>
 
 func.func @sgd_momentum(
     %p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
@@ -49,7 +60,7 @@ func.func @sgd_momentum(
   return
 }
 
-// Functions that are not updates are left alone.
+// Functions that are neither updates nor norms are left alone.
 // F32-LABEL: func.func @not_an_update
 // F32-NOT: kfuse.vector_width
 func.func @not_an_update(%x: tensor<?xf32>) {

@@ -198,8 +198,8 @@ void fuzzPassSequence(MLIRContext &context, StringRef text, Choices &choices) {
   static const std::array<const char *, 11> kPasses = {
       "kfuse-specialize",
       "kfuse-specialize{param-dtype=bf16 state-dtype=bf16 numel=64}",
-      "kfuse-specialize-norm{cols=64}",
-      "kfuse-specialize-norm{cols=1 arg-dtypes=bf16,bf16,bf16,bf16}",
+      "kfuse-specialize{cols=64}",
+      "kfuse-specialize{cols=1 arg-dtypes=bf16,bf16,bf16,bf16}",
       "kfuse-fuse-elementwise",
       "kfuse-schedule-phases",
       "kfuse-horizontal",

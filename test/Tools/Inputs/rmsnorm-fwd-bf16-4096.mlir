@@ -1,4 +1,4 @@
-// rmsnorm_fwd as kfuse-specialize-norm makes it for bf16 x, weight and y and
+// rmsnorm_fwd as kfuse-specialize makes it for bf16 x, weight and y and
 // 4096 columns: static row length, dim_size folded, converts on 2-D tensors.
 func.func @rmsnorm_fwd(
     %x: tensor<?x4096xbf16> {kfuse.role = #kfuse.role<input>, kfuse.name = "x"},
