@@ -1001,11 +1001,13 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
     gridBarrier = fusedOps.size() > 1 &&
                   update->hasAttr(KFuseDialect::kGridBarrierAttrName);
     // The first phase scans the grads itself where it reads them all and
-    // writes nothing (the global norm of kfuse-clip-grad-norm): the grads
-    // are then read twice per step, not three times.
+    // writes nothing (the global norm of kfuse-clip-grad-norm): a whole
+    // step then reads the grads twice, not three times. The scan kernel
+    // stays for a step in parts: plans sharing one flag each scan before
+    // any of them updates (MultiTensorPlan::step).
     bool foldScan =
         plan.checksFoundInf && fusedOps.size() > 1 && phaseCanScanGrads(0);
-    if (plan.checksFoundInf && !foldScan) {
+    if (plan.checksFoundInf) {
       kernels += emitFoundInfScan();
       kernels += "\n";
     }

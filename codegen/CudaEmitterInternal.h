@@ -195,6 +195,8 @@ private:
   std::string emitChunkLoopHead(SignatureForm form);
   std::string emitChunkEntry(KernelBody &kernel);
   std::string emitSlotPointers(KernelBody &kernel);
+  /// The end of a phase kernel: found_inf set where it scanned the grads
+  /// (and KernelInfo::setsFoundInf with it), the step advanced.
   std::string emitKernelEpilogue(KernelBody &kernel, bool advancesStep);
   /// A phase of a 2-D update (CudaUpdateMatrix.cpp).
   LogicalResult emitMatrixKernel(KernelBody &kernel, bool advancesStep,

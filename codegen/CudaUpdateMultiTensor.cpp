@@ -320,6 +320,7 @@ std::string UpdateEmitter::emitSlotPointers(KernelBody &kernel) {
 std::string UpdateEmitter::emitKernelEpilogue(KernelBody &kernel,
                                               bool advancesStep) {
   std::string out;
+  kernel.info.setsFoundInf = kernel.scansGrads;
   if (kernel.scansGrads)
     out +=
         "  // Null in a step that does not scan.\n"
@@ -394,7 +395,6 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
                                kernel.entryStores);
   out += "  }\n";
   out += emitKernelEpilogue(kernel, advancesStep);
-  kernel.info.setsFoundInf = kernel.scansGrads;
   plan.kernels.push_back(std::move(kernel.info));
 }
 

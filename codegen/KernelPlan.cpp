@@ -162,8 +162,13 @@ void HostUniforms::evaluate(const double *args, float *out) const {
 }
 
 unsigned KernelPlan::bytesPerElement() const {
+  // A whole step skips the scan kernel where an update kernel scans.
+  bool scansInUpdate = llvm::any_of(
+      kernels, [](const KernelInfo &kernel) { return kernel.setsFoundInf; });
   unsigned bytes = 0;
-  for (const KernelInfo &kernel : kernels)
+  for (const KernelInfo &kernel : kernels) {
+    if (scansInUpdate && kernel.role == KernelInfo::Role::FoundInfScan)
+      continue;
     for (const KernelParam &param : kernel.params) {
       // A value per tensor, not per element.
       if (param.kind == KernelParam::Kind::Scalar ||
@@ -171,6 +176,7 @@ unsigned KernelPlan::bytesPerElement() const {
         continue;
       bytes += (param.read + param.written) * dtypeSize(param.dtype);
     }
+  }
   return bytes;
 }
 

@@ -275,7 +275,8 @@ struct KernelPlan {
   /// a FoundInfScan kernel first, or an update kernel that setsFoundInf,
   /// then the update gated on its flag).
   bool checksFoundInf = false;
-  /// Bytes the plan moves per element over all its kernels, temporaries
+  /// Bytes a whole step of the plan moves per element over its kernels
+  /// (no scan kernel where an update kernel scans the grads), temporaries
   /// included; for a fully fused update, every tensor argument read once and
   /// every written one written once, in its storage dtype.
   unsigned bytesPerElement() const;

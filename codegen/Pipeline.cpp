@@ -145,8 +145,7 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
     matrixUpdate = nullptr;
   if (matrixUpdate) {
     // Not yet for 2-D updates: the passes say so at the function too.
-    StringRef missing = options.gradScaling     ? "grad scaling"
-                        : options.clipGradNorm  ? "gradient clipping"
+    StringRef missing = options.clipGradNorm    ? "gradient clipping"
                         : options.masterWeights ? "master weights"
                                                 : "";
     if (!missing.empty()) {

@@ -28,8 +28,6 @@ struct GradScalingPass
     func::FuncOp func = getOperation();
     if (!isUpdate(func) || func->hasAttr(KFuseDialect::kFoundInfAttrName))
       return;
-    if (failed(refuseMatrixUpdate(func, getArgument())))
-      return signalPassFailure();
     MLIRContext *context = func.getContext();
     unsigned index = func.getNumArguments();
     FailureOr<BlockArgument> invScale =

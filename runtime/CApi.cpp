@@ -560,6 +560,13 @@ size_t kfuse_plan_num_launches(const kfuse_plan *plan) {
   return plan ? plan->plan->launchesPerStep() : 0;
 }
 
+size_t kfuse_plan_num_launches_in(const kfuse_plan *plan, int phases) {
+  if (!plan || phases <= 0 ||
+      (unsigned(phases) & ~unsigned(MultiTensorPlan::WholeStep)) != 0)
+    return 0;
+  return plan->plan->launchesIn(unsigned(phases));
+}
+
 int64_t kfuse_plan_num_chunks(const kfuse_plan *plan) {
   return plan ? plan->plan->numChunks() : -1;
 }

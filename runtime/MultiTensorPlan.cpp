@@ -155,10 +155,10 @@ llvm::Error checkMultiTensorPlan(const KernelPlan &plan,
     return internal(what + " lists " + llvm::Twine(plan.tensorArgs.size()) +
                     " tensor arguments, the update has " +
                     llvm::Twine(expected.size()));
-  size_t scans = 0, updatePhases = 0;
+  size_t scans = 0, scanningUpdates = 0, updatePhases = 0;
   for (const KernelInfo &kernel : plan.kernels) {
-    scans +=
-        kernel.role == KernelInfo::Role::FoundInfScan || kernel.setsFoundInf;
+    scans += kernel.role == KernelInfo::Role::FoundInfScan;
+    scanningUpdates += kernel.setsFoundInf;
     if (kernel.role == KernelInfo::Role::Update)
       updatePhases += kernel.phases;
     if (kernel.phases > 1 &&
@@ -176,8 +176,12 @@ llvm::Error checkMultiTensorPlan(const KernelPlan &plan,
                     " reductions; phases come with reductions");
   if ((scans == 1) != gradScaling || scans > 1)
     return internal(what + " has " + llvm::Twine(scans) +
-                    " kernels that scan for non-finite grads" +
+                    " found-inf scan kernels" +
                     (gradScaling ? "; grad scaling needs one" : ""));
+  if (scanningUpdates > (gradScaling ? 1 : 0))
+    return internal(what + " has " + llvm::Twine(scanningUpdates) +
+                    " update kernels that scan the grads; at most one may, "
+                    "with grad scaling");
   return llvm::Error::success();
 }
 
@@ -438,8 +442,8 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
       launch.zeroFoundInfFirst = !foundInfZeroed;
       foundInfZeroed = true;
     }
-    // A plan whose update kernels scan (setsFoundInf) has no scan part of
-    // its own: see step().
+    // A plan whose update kernels scan (setsFoundInf) runs its scan kernel
+    // only in a scan part alone: see step().
     launch.stepPhases =
         kernel.role == KernelInfo::Role::FoundInfScan ? StepScan : StepUpdate;
     if (plan.checksFoundInf && kernel.role == KernelInfo::Role::Update)
@@ -461,7 +465,8 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   // Update kernels that scan take the flag only in steps that scan.
   if (self.scansInUpdate)
     for (Launch &launch : self.launches)
-      launch.params[4] = &self.updateFoundInfAddress;
+      if (launch.stepPhases == StepUpdate)
+        launch.params[4] = &self.updateFoundInfAddress;
   return std::move(result);
 }
 
@@ -492,9 +497,6 @@ llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {
     return error;
   static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
   if (scansInUpdate) {
-    // The scan runs inside the update kernels: a scan part zeroes the flag
-    // (when asked) and marks the next update part as scanning; an update
-    // part without one neither scans nor skips (a null flag).
     if (phases & StepZeroFoundInf)
       if (llvm::Error error = driver->check(
               driver->cuMemsetD32Async(foundInfAddress, 0, 1, stream),
@@ -502,13 +504,13 @@ llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {
         return error;
     if (phases & StepScan)
       scanPending = true;
-    if (!(phases & StepUpdate))
-      return llvm::Error::success();
-    updateFoundInfAddress = scanPending ? foundInfAddress : 0;
-    scanPending = false;
+    if (phases & StepUpdate) {
+      updateFoundInfAddress = scanPending ? foundInfAddress : 0;
+      scanPending = false;
+    }
   }
   for (Launch &launch : launches) {
-    if (!(phases & launch.stepPhases))
+    if (!isLaunchedIn(launch, phases))
       continue;
     if (launch.zeroFoundInfFirst && !scansInUpdate &&
         (phases & StepZeroFoundInf))
@@ -752,6 +754,25 @@ llvm::Error MultiTensorPlan::bindTotalsStorage(CUdeviceptr address,
                    llvm::Twine(floats) + " at " + llvm::Twine(address));
   totalsAddress = address;
   return llvm::Error::success();
+}
+
+bool MultiTensorPlan::isLaunchedIn(const Launch &launch,
+                                   unsigned phases) const {
+  // The update kernels scan the grads themselves in a step that has both
+  // parts; a scan part alone (plans sharing the flag, every one scanned
+  // before any updates) runs the scan kernel, and the update part after it
+  // scans again, harmlessly. An update part after no scan part neither
+  // scans nor skips (a null flag).
+  if (!(phases & launch.stepPhases))
+    return false;
+  return !(scansInUpdate && launch.stepPhases == StepScan &&
+           (phases & StepUpdate));
+}
+
+unsigned MultiTensorPlan::launchesIn(unsigned phases) const {
+  return llvm::count_if(launches, [&](const Launch &launch) {
+    return isLaunchedIn(launch, phases);
+  });
 }
 
 uint64_t MultiTensorPlan::bytesPerStep() const {

@@ -95,10 +95,11 @@ public:
 
   /// Launches `phases` of one step on `stream`: with grad scaling, zeroes
   /// found_inf and runs the scan first. No per-tensor host work. Where the
-  /// update kernels scan the grads themselves (KernelInfo::setsFoundInf),
-  /// a scan part only zeroes the flag (when asked) and the next update part
-  /// scans; an update part after no scan part neither scans nor skips. With
-  /// other plans sharing the flag, step such a plan's update part first.
+  /// update kernels scan the grads themselves (KernelInfo::setsFoundInf), a
+  /// whole step skips the scan kernel; a scan part alone runs it (plans
+  /// sharing the flag scan in turn, then update in turn), and the update
+  /// part after it takes the flag. An update part after no scan part
+  /// neither scans nor skips.
   llvm::Error step(CUstream stream, unsigned phases = WholeStep);
 
   /// Points tensor argument `argIndex` (a plan argument index) of every
@@ -152,7 +153,9 @@ public:
   /// The plan's arguments: the update's, then those the pipeline added.
   llvm::ArrayRef<ArgInfo> args() const { return compiled->plan.args; }
   size_t numHyperSlots() const { return compiled->plan.args.size(); }
-  unsigned launchesPerStep() const { return compiled->plan.kernels.size(); }
+  /// Kernels step(stream, phases) launches.
+  unsigned launchesIn(unsigned phases) const;
+  unsigned launchesPerStep() const { return launchesIn(WholeStep); }
   /// Bytes every step moves: KernelPlan::bytesPerElement() (all kernels,
   /// the scan included) times the elements of all groups.
   uint64_t bytesPerStep() const;
@@ -212,6 +215,8 @@ private:
     std::vector<void *> params;
   };
   std::vector<Launch> launches;
+  /// Whether step(stream, phases) launches `launch`.
+  bool isLaunchedIn(const Launch &launch, unsigned phases) const;
 };
 
 } // namespace kfuse

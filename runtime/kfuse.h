@@ -243,8 +243,13 @@ KFUSE_API kfuse_status kfuse_plan_bind_totals(kfuse_plan *plan,
 KFUSE_API size_t kfuse_plan_num_args(const kfuse_plan *plan);
 KFUSE_API kfuse_status kfuse_plan_arg_info(const kfuse_plan *plan, size_t index,
                                            kfuse_arg_info *out);
-/* Kernel launches per step (1; 2 with grad scaling); 0 for a null plan. */
+/* Kernel launches of kfuse_plan_step (1 per phase, or 1 for a cooperative
+ * plan; 1 more for the found-inf scan with grad scaling, unless the first
+ * phase scans the grads itself); 0 for a null plan. */
 KFUSE_API size_t kfuse_plan_num_launches(const kfuse_plan *plan);
+/* Kernel launches of kfuse_plan_step_phases(plan, phases, ...); 0 for a
+ * null plan or phases outside KFUSE_STEP_*. */
+KFUSE_API size_t kfuse_plan_num_launches_in(const kfuse_plan *plan, int phases);
 /* Chunks in the plan's table; -1 for a null plan. */
 KFUSE_API int64_t kfuse_plan_num_chunks(const kfuse_plan *plan);
 /* Bytes one step moves over all its kernels (the grad scan included). */

@@ -235,6 +235,8 @@ def lib():
         "kfuse_plan_arg_info": (status, [
             plan_p, ctypes.c_size_t, ctypes.POINTER(ArgInfoStruct)]),
         "kfuse_plan_num_launches": (ctypes.c_size_t, [plan_p]),
+        "kfuse_plan_num_launches_in": (ctypes.c_size_t,
+                                       [plan_p, ctypes.c_int]),
         "kfuse_plan_num_chunks": (ctypes.c_int64, [plan_p]),
         "kfuse_plan_bytes_per_step": (status, [plan_p, ctypes.POINTER(u64)]),
         "kfuse_version": (ctypes.c_char_p, []),

@@ -143,9 +143,12 @@ class _Plan:
                     self.handle, self.found_inf.data_ptr()))
             stream.synchronize()
         self.launches = lib().kfuse_plan_num_launches(self.handle)
-        # The update phase alone (_STEP_UPDATE): all but the inf scan, one
-        # kernel, in a plan built for grad scaling.
-        self.update_launches = self.launches - bool(flags & _GRAD_SCALING)
+        # The update part alone (_STEP_UPDATE), and a step in parts (the
+        # scan part, then the update part, as plans sharing a flag run).
+        self.update_launches = lib().kfuse_plan_num_launches_in(
+            self.handle, _STEP_UPDATE)
+        self.launches_in_parts = self.update_launches + \
+            lib().kfuse_plan_num_launches_in(self.handle, _STEP_SCAN)
         self.num_chunks = lib().kfuse_plan_num_chunks(self.handle)
         value = ctypes.c_uint64()
         check(lib().kfuse_plan_bytes_per_step(self.handle, ctypes.byref(value)))
@@ -533,7 +536,11 @@ class MultiTensorUpdate:
 
     @property
     def launches_per_step(self):
-        return sum(plan.launches for plan in self.plans)
+        # step(): a whole step per plan, or with grad scaling over several
+        # plans every scan part, then every update part.
+        parts = self.grad_scaling and len(self.plans) > 1
+        return sum(plan.launches_in_parts if parts else plan.launches
+                   for plan in self.plans)
 
     @property
     def bytes_per_step(self):

@@ -32,3 +32,25 @@ func.func @two_grads(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
   kfuse.write %np to %p : tensor<?xf32>
   return
 }
+
+// A 2-D update: the grads are matrices, inv_scale broadcasts over them.
+// CHECK-LABEL: func.func @row_sums
+// CHECK-SAME: (%{{[^:]*}}: tensor<?x?xf32> {{.*}}, %[[G:[^:]*]]: tensor<?x?xf32> {{.*}}, %{{[^:]*}}: tensor<?x1xf32> {{.*}}, %[[INV:[^:]*]]: f32 {kfuse.default = 1.000000e+00 : f32, kfuse.name = "inv_scale", kfuse.role = #kfuse.role<hyper>})
+// CHECK-SAME: attributes {kfuse.found_inf, kfuse.update}
+// CHECK: %[[S:.*]] = kfuse.broadcast %[[INV]] like %[[G]] : f32, tensor<?x?xf32>
+// CHECK: %[[U:.*]] = arith.mulf %[[G]], %[[S]] : tensor<?x?xf32>
+// CHECK: arith.mulf %[[U]], %[[U]] : tensor<?x?xf32>
+// CHECK: arith.subf %{{.*}}, %[[U]] : tensor<?x?xf32>
+// FUSED-LABEL: func.func @row_sums
+// FUSED: kfuse.fused
+func.func @row_sums(%p: tensor<?x?xf32> {kfuse.role = #kfuse.role<param>},
+                    %g: tensor<?x?xf32> {kfuse.role = #kfuse.role<grad>},
+                    %r: tensor<?x1xf32> {kfuse.role = #kfuse.role<state>})
+    attributes {kfuse.update} {
+  %sq = arith.mulf %g, %g : tensor<?x?xf32>
+  %sum = kfuse.reduce <sum> %sq dim 1 : tensor<?x?xf32> -> tensor<?x1xf32>
+  %np = arith.subf %p, %g : tensor<?x?xf32>
+  kfuse.write %sum to %r : tensor<?x1xf32>
+  kfuse.write %np to %p : tensor<?x?xf32>
+  return
+}

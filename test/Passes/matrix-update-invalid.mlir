@@ -1,6 +1,5 @@
 // The passes that do not transform 2-D updates yet (params as matrices,
 // states per row or column) give an error at the function, never a rewrite.
-// RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-grad-scaling))' -verify-diagnostics
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-master-weights))' -verify-diagnostics
 // RUN: kfuse-opt %s --pass-pipeline='builtin.module(func.func(kfuse-clip-grad-norm))' -verify-diagnostics
 

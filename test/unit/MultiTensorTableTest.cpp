@@ -639,6 +639,47 @@ TEST(MultiTensorPlanTest, MatrixPlanCarriesLevelsAndItsWorkspaces) {
   EXPECT_EQ(table->totalColPartials, 8 + 64);
 }
 
+TEST(MultiTensorPlanTest, MatrixPlanScansGradsInItsFirstPhase) {
+  // GradScaler (and maximize, a multiplier of -1) on Adafactor's matrices:
+  // inv_scale multiplies every grad read, and the first phase, which reads
+  // every grad and writes nothing, sets found_inf; the later phases skip.
+  llvm::Expected<std::unique_ptr<Update>> update = Update::createFromFile(
+      std::string(KFUSE_SOURCE_DIR) + "/library/optim/adafactor.mlir");
+  ASSERT_TRUE(bool(update)) << errorOf(update.takeError());
+  Specialization spec;
+  spec.numel = -1;
+  PipelineOptions options;
+  options.gradScaling = true;
+  for (bool gridBarrier : {true, false}) {
+    options.gridBarrier = gridBarrier;
+    llvm::Expected<KernelPlan> plan =
+        compileToPlan((*update)->text(), "adafactor.mlir", spec, options);
+    ASSERT_TRUE(bool(plan)) << errorOf(plan.takeError());
+    EXPECT_TRUE(plan->matrix);
+    EXPECT_TRUE(plan->checksFoundInf);
+    EXPECT_EQ(
+        errorOf(checkMultiTensorPlan(*plan,
+                                     planArgInfos((*update)->args(),
+                                                  /*masterWeights=*/false),
+                                     /*gradScaling=*/true)),
+        "<no error>");
+    // The scan kernel first, for a step in parts; then the phases.
+    ASSERT_EQ(plan->kernels.size(), gridBarrier ? 2u : 5u);
+    EXPECT_EQ(plan->kernels[0].role, KernelInfo::Role::FoundInfScan);
+    EXPECT_TRUE(plan->kernels[1].setsFoundInf);
+    EXPECT_EQ(plan->args.back().name, "inv_scale");
+    EXPECT_NE(
+        plan->source.find("kfuse_nonfinite |= !kfuse_finite_f32(grad_in)"),
+        std::string::npos);
+    NvrtcOptions nvrtc;
+    nvrtc.arch = "sm_90";
+    nvrtc.ptxOnly = true;
+    llvm::Expected<NvrtcResult> compiled =
+        compileWithNvrtc(plan->source, "adafactor.cu", nvrtc);
+    EXPECT_TRUE(bool(compiled)) << errorOf(compiled.takeError());
+  }
+}
+
 } // namespace
 
 TEST(MultiTensorPlanArgsTest, MasterWeightsAppendOneModelCopyPerParam) {

@@ -228,6 +228,11 @@ def _launch(plans, scaling):
             check(lib().kfuse_plan_step_phases(plan.handle, _mt._STEP_UPDATE,
                                                _stream(plan)))
         return
+    if len(plans) == 1:
+        # A whole step: where the first phase scans the grads itself, no
+        # scan kernel runs.
+        check(lib().kfuse_plan_step(plans[0].handle, _stream(plans[0])))
+        return
     for position, plan in enumerate(plans):
         phases = _mt._STEP_SCAN | (_mt._STEP_ZERO_FOUND_INF if position == 0
                                    else 0)
@@ -493,10 +498,13 @@ class KfuseOptimizer(torch.optim.Optimizer):
         """Kernel launches a step makes with the plans built so far: with a
         GradScaler every phase, otherwise the update phase alone (see
         _launch)."""
-        scaling = self._kfuse_grad_scaling
-        return sum(plan.launches if scaling else plan.update_launches
-                   for runtime in self._kfuse_runtimes if runtime is not None
-                   for plan in runtime.plans())
+        plans = [plan for runtime in self._kfuse_runtimes
+                 if runtime is not None for plan in runtime.plans()]
+        if not self._kfuse_grad_scaling:
+            return sum(plan.update_launches for plan in plans)
+        if len(plans) == 1:
+            return plans[0].launches
+        return sum(plan.launches_in_parts for plan in plans)
 
     def _kfuse_refuse_in_capture(self, capturing, why):
         if capturing:
@@ -798,10 +806,6 @@ class KfuseOptimizer(torch.optim.Optimizer):
         kept = []
         for position, param in chosen:
             why = self._kfuse_check_param(index, position, param)
-            if why is None and multiplier and variant.matrices is not None \
-                    and param.dim() == 2:
-                why = ("a matrix, with maximize or GradScaler: kfuse's 2-D "
-                       "updates do not scale grads yet")
             if why is None:
                 kept.append((position, param))
             else:
@@ -1282,10 +1286,10 @@ class Adafactor(KfuseOptimizer):
     library/optim/adafactor.mlir (the factored second moment, a 2-D update),
     one plan each a step (one cooperative launch each), with state[p]
     holding 'step' and 'variance', or 'step', 'row_var' (rows x 1) and
-    'col_var' (1 x columns), as torch's does. Params of more than two
-    dimensions, and matrices under maximize or GradScaler (2-D updates do
-    not scale grads yet), are updated by torch.optim.Adafactor itself,
-    sharing optimizer.state (`fallbacks` lists them). eps = (None, ...)
+    'col_var' (1 x columns), as torch's does; maximize and a GradScaler
+    work for both. Params of more than two dimensions are updated by
+    torch.optim.Adafactor itself, sharing optimizer.state (`fallbacks`
+    lists them). eps = (None, ...)
     takes the first param's machine epsilon, as torch does. foreach is
     accepted."""
 
