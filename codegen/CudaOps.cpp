@@ -2,8 +2,8 @@
 //
 // Compute is f32 and follows IEEE: division and square roots are correctly
 // rounded (the prelude's kfuse_div_rn and kfuse_sqrt_rn), rsqrt is 1/sqrt
-// rather than the approximate rsqrtf, and min/max keep MLIR's NaN and
-// signed-zero rules.
+// rounded once (kfuse_rsqrt_rn) rather than the approximate rsqrtf, and
+// min/max keep MLIR's NaN and signed-zero rules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -240,7 +240,7 @@ static std::optional<std::string> floatExpression(Operation *op,
     return "-(" + x[0] + ")";
   case FloatOpForm::Spelling::rsqrt:
     if (helpers)
-      return "kfuse_div_rn(1.0f, kfuse_sqrt_rn(" + x[0] + "))";
+      return "kfuse_rsqrt_rn(" + x[0] + ")";
     return std::string(wide ? "1.0 / sqrt(" : "1.0f / sqrtf(") + x[0] + ")";
   case FloatOpForm::Spelling::call:
     break;

@@ -147,6 +147,25 @@ static __device__ __forceinline__ float kfuse_sqrt_rn(float a) {
   return sqrtf(a);
 #endif
 }
+
+// math.rsqrt: 1 / sqrt(a) computed in f64 (the reciprocal root's two Newton
+// steps) and rounded once, not a root and a division rounded each: half the
+// f64 work, which bounds Adafactor's update phases, and the interpreter's
+// value. +-0 gives +-inf, +inf 0, a negative or NaN argument NaN.
+static __device__ __forceinline__ float kfuse_rsqrt_rn(float a) {
+#ifdef KFUSE_FULL_RATE_F64
+  const double x = a;
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  y = __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
+  y = __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
+  if (a == 0.0f)
+    return __int_as_float(0x7f800000 | (__float_as_int(a) & 0x80000000));
+  return a == __int_as_float(0x7f800000) ? 0.0f : (float)y;
+#else
+  return 1.0f / sqrtf(a);
+#endif
+}
 )cuda";
 
 llvm::StringRef getCudaPrelude() { return kPrelude.drop_front(); }

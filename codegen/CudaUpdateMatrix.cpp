@@ -128,7 +128,9 @@ std::string UpdateEmitter::emitMatrixElementLoop(KernelBody &kernel,
   auto vectorType = [&](const Slot &slot) {
     return getVectorType(slot.param.dtype, kMaxVectorBytes);
   };
-  std::string loads, outputs, stores;
+  // Column values are the same for every row of a strip (no phase writes
+  // one its element loop reads): loaded once per strip, before the rows.
+  std::string columnLoads, loads, outputs, stores;
   DenseMap<unsigned, std::string> inputs, outs;
   for (auto [position, slot] : llvm::enumerate(kernel.slots)) {
     if (slot.param.kind != KernelParam::Kind::Tensor)
@@ -140,20 +142,28 @@ std::string UpdateEmitter::emitMatrixElementLoop(KernelBody &kernel,
         loads += fmt::format("{}const {} {} = __ldcg(&{}[r]);\n", indent,
                              storage, local, slot.name);
         inputs[position] = local;
+      } else if (slot.level == ArgLevel::column) {
+        std::string type = vector ? vectorType(slot) : storage;
+        std::string load =
+            vector ? fmt::format("kfuse_ldcg_vector(reinterpret_cast<const {} "
+                                 "*>({}) + cv)",
+                                 type, slot.name)
+                   : fmt::format("__ldcg(&{}[cv])", slot.name);
+        columnLoads += fmt::format("        {0} {1}{{}};\n"
+                                   "        if (active)\n"
+                                   "          {1} = {2};\n",
+                                   type, local, load);
+        inputs[position] = vector ? local + ".v[j]" : local;
+      } else if (vector) {
+        loads += fmt::format("{0}const {1} {2} = kfuse_ldcg_vector(\n"
+                             "{0}    reinterpret_cast<const {1} *>({3}) + "
+                             "i);\n",
+                             indent, vectorType(slot), local, slot.name);
+        inputs[position] = local + ".v[j]";
       } else {
-        StringRef index = slot.level == ArgLevel::column ? "cv" : "i";
-        if (vector) {
-          loads += fmt::format("{0}const {1} {2} = kfuse_ldcg_vector(\n"
-                               "{0}    reinterpret_cast<const {1} *>({3}) + "
-                               "{4});\n",
-                               indent, vectorType(slot), local, slot.name,
-                               index.str());
-          inputs[position] = local + ".v[j]";
-        } else {
-          loads += fmt::format("{}const {} {} = __ldcg(&{}[{}]);\n", indent,
-                               storage, local, slot.name, index.str());
-          inputs[position] = local;
-        }
+        loads += fmt::format("{}const {} {} = __ldcg(&{}[i]);\n", indent,
+                             storage, local, slot.name);
+        inputs[position] = local;
       }
     }
     if (slot.param.written) {
@@ -189,6 +199,7 @@ std::string UpdateEmitter::emitMatrixElementLoop(KernelBody &kernel,
                      "        const long long cv = cv0 + threadIdx.x;\n"
                      "        const bool active = cv < vcols;\n",
                      width);
+  out += columnLoads;
   for (const ChunkReduction &reduction : kernel.reductions)
     if (reduction.level == ArgLevel::column)
       out +=

@@ -145,13 +145,18 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
     matrixUpdate = nullptr;
   if (matrixUpdate) {
     // Not yet for 2-D updates: the passes say so at the function too.
-    StringRef missing = options.clipGradNorm    ? "gradient clipping"
+    StringRef missing = options.clipGradNorm && !options.clipNormExternal
+                            ? "gradient clipping by a norm reduced in the plan"
                         : options.masterWeights ? "master weights"
                                                 : "";
     if (!missing.empty()) {
       matrixUpdate.emitError()
           << "'" << matrixUpdate.getSymName() << "' is a 2-D update; "
-          << missing << " is not generated for 2-D updates yet";
+          << missing << " is not generated for 2-D updates yet"
+          << (options.clipGradNorm && !options.clipNormExternal
+                  ? " (clipping by the caller's norm is: "
+                    "--clip-external-norm, KFUSE_PLAN_CLIP_EXTERNAL_NORM)"
+                  : "");
       return errors.takeError("a 2-D update");
     }
   }

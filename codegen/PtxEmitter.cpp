@@ -143,6 +143,7 @@ private:
   FailureOr<std::string> emitOp(Operation *op, ArrayRef<std::string> x);
   std::string emitDivide(const std::string &a, const std::string &b);
   std::string emitSqrt(const std::string &a);
+  std::string emitRsqrt(const std::string &a);
   std::string emitMinMax(const std::string &a, const std::string &b,
                          bool maximum);
   std::string emitConvert(Type from, Type to, const std::string &x);
@@ -319,6 +320,44 @@ std::string KernelWriter::emitSqrt(const std::string &a) {
   return d;
 }
 
+std::string KernelWriter::emitRsqrt(const std::string &a) {
+  if (!hasFullRateF64(target.sm)) {
+    std::string root = reg(F32), d = reg(F32);
+    line("sqrt.rn.f32 {}, {}", root, a);
+    line("rcp.rn.f32 {}, {}", d, root);
+    return d;
+  }
+  // kfuse_rsqrt_rn: two Newton steps on the f64 reciprocal root, rounded
+  // once.
+  std::string x = reg(F64), nx = reg(F64), y = reg(F64);
+  line("cvt.f64.f32 {}, {}", x, a);
+  line("neg.f64 {}, {}", nx, x);
+  line("rsqrt.approx.ftz.f64 {}, {}", y, x);
+  for (int step = 0; step < 2; ++step) {
+    std::string t = reg(F64), e = reg(F64), half = reg(F64), next = reg(F64);
+    line("mul.rn.f64 {}, {}, {}", t, nx, y);
+    line("fma.rn.f64 {}, {}, {}, 0d3FF0000000000000", e, t, y);
+    line("mul.rn.f64 {}, {}, 0d3FE0000000000000", half, y);
+    line("fma.rn.f64 {}, {}, {}, {}", next, half, e, y);
+    y = next;
+  }
+  std::string root = reg(F32);
+  line("cvt.rn.f32.f64 {}, {}", root, y);
+  // +-0 gives +-inf (the sign bit of a on inf's bits), +inf gives 0.
+  std::string zero = reg(Pred), inf = reg(Pred), bits = reg(B32),
+              sign = reg(B32), signedInf = reg(B32), infResult = reg(F32),
+              special = reg(F32), d = reg(F32);
+  line("setp.eq.f32 {}, {}, 0f00000000", zero, a);
+  line("setp.eq.f32 {}, {}, 0f7F800000", inf, a);
+  line("mov.b32 {}, {}", bits, a);
+  line("and.b32 {}, {}, 0x80000000", sign, bits);
+  line("or.b32 {}, {}, 0x7F800000", signedInf, sign);
+  line("mov.b32 {}, {}", infResult, signedInf);
+  line("selp.f32 {}, 0f00000000, {}, {}", special, root, inf);
+  line("selp.f32 {}, {}, {}, {}", d, infResult, special, zero);
+  return d;
+}
+
 /// arith.maximumf / minimumf: a NaN operand is the result (the first one
 /// first), -0 < +0; as the prelude's kfuse_maximumf and kfuse_minimumf.
 std::string KernelWriter::emitMinMax(const std::string &a, const std::string &b,
@@ -418,11 +457,8 @@ FailureOr<std::string> KernelWriter::emitOp(Operation *op,
       return emitDivide(x[0], x[1]);
     if (isa<math::SqrtOp>(op))
       return emitSqrt(x[0]);
-    if (isa<math::RsqrtOp>(op)) {
-      std::string one = reg(F32);
-      line("mov.f32 {}, 0f3F800000", one);
-      return emitDivide(one, emitSqrt(x[0]));
-    }
+    if (isa<math::RsqrtOp>(op))
+      return emitRsqrt(x[0]);
     if (isa<math::CopySignOp>(op)) {
       // copysign.f32 d, a, b takes the sign of a and the rest of b.
       std::string d = reg(F32);

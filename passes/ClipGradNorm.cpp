@@ -33,8 +33,15 @@ struct ClipGradNormPass
     func::FuncOp func = getOperation();
     if (!isUpdate(func))
       return;
-    if (failed(refuseMatrixUpdate(func, getArgument())))
+    // A 2-D update clips by a caller's norm: scaling its grads is
+    // elementwise; the norm over a list of matrices is not generated yet.
+    if (!externalNorm && isMatrixUpdate(func)) {
+      func.emitError() << getArgument() << ": '" << func.getSymName()
+                       << "' is a 2-D update; it clips by a norm the caller "
+                          "computes (external-norm), not one reduced in the "
+                          "plan yet";
       return signalPassFailure();
+    }
     MLIRContext *context = func.getContext();
     SmallVector<BlockArgument> grads;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)

@@ -8,10 +8,11 @@
 // prelude's correctly rounded helpers, defined once there.
 // CHECK: static __device__ __forceinline__ float kfuse_div_rn(float a, float b) {
 // CHECK: static __device__ __forceinline__ float kfuse_sqrt_rn(float a) {
+// CHECK: static __device__ __forceinline__ float kfuse_rsqrt_rn(float a) {
 // CHECK-LABEL: kfuse_roots_0_element(
 // CHECK: = kfuse_sqrt_rn(arg1_in);
 // CHECK: = kfuse_div_rn(arg0_in, v{{[0-9]+}});
-// CHECK: = kfuse_div_rn(1.0f, kfuse_sqrt_rn(v{{[0-9]+}}));
+// CHECK: = kfuse_rsqrt_rn(v{{[0-9]+}});
 // A dynamic count of unknown divisibility keeps the scalar tail loop.
 // CHECK: // The last count % 4 elements.
 

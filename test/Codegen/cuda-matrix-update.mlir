@@ -123,9 +123,16 @@ func.func @factored(
 // CHECK-NEXT: col_var[x] = col_var_cw;
 // CHECK: partials[c * 2 + 1] = acc1;
 
+// Column values load once per strip, before its rows; row values once per
+// row.
 // CHECK-LABEL: // Reduction phase 2 of the multi-tensor kernels of @factored
+// CHECK: const bool active = cv < vcols;
+// CHECK-NEXT: kfuse_f32x4 col_var_e{{_*}}{};
+// CHECK-NEXT: if (active)
+// CHECK-NEXT: col_var_e{{_*}} = kfuse_ldcg_vector(reinterpret_cast<const kfuse_f32x4 *>(col_var) + cv);
+// CHECK-NEXT: for (long long r = r0; r < r1; ++r) {
 // CHECK: const float row_var_e{{_*}} = __ldcg(&row_var[r]);
-// CHECK: reinterpret_cast<const kfuse_f32x4 *>(col_var) + cv);
+// CHECK-NOT: (col_var) + cv
 // CHECK: reinterpret_cast<kfuse_f32x4 *>(param)[i] = param_w{{_*}};
 
 // PTX: .visible .entry kfuse_factored_phase0(

@@ -1,6 +1,7 @@
 //===- ExactMathTest.cpp - the prelude's division and root, bit for bit ---===//
 //
-// kfuse_sqrt_rn against sqrtf on every one of the 2^32 f32 bit patterns, and
+// kfuse_sqrt_rn against sqrtf and kfuse_rsqrt_rn against an f64 reciprocal
+// root on every one of the 2^32 f32 bit patterns, and
 // kfuse_div_rn against `/` on 2^32 pairs: random bit patterns (every
 // exponent, subnormals, zeros, infinities, NaNs) and pairs whose quotient
 // lands near 1, near the overflow threshold and among the subnormals. Both
@@ -46,6 +47,20 @@ extern "C" __global__ void check_sqrt(kfuse_mismatches *out) {
        i < (1ull << 32); i += stride) {
     const float x = __uint_as_float((unsigned int)i);
     if (!kfuse_same(kfuse_sqrt_rn(x), sqrtf(x)))
+      kfuse_record(out, x, 0.0f);
+  }
+}
+
+// The reference root in f64, IEEE sqrt and division each within half an
+// f64 ulp, rounded once to f32: kfuse_rsqrt_rn must agree wherever the true
+// value is not within about 2^-52 of an f32 rounding boundary.
+extern "C" __global__ void check_rsqrt(kfuse_mismatches *out) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x +
+                              threadIdx.x;
+       i < (1ull << 32); i += stride) {
+    const float x = __uint_as_float((unsigned int)i);
+    if (!kfuse_same(kfuse_rsqrt_rn(x), (float)(1.0 / sqrt((double)x))))
       kfuse_record(out, x, 0.0f);
   }
 }
@@ -147,6 +162,14 @@ TEST(ExactMathTest, SqrtMatchesSqrtfOnEveryFloat) {
   if (!kfuse::testing::haveGpu())
     GTEST_SKIP() << "no CUDA device";
   Mismatches found = runCheck("check_sqrt");
+  EXPECT_EQ(found.count, 0u)
+      << "first mismatch at bits 0x" << std::hex << found.firstA;
+}
+
+TEST(ExactMathTest, RsqrtIsTheOnceRoundedRootOnEveryFloat) {
+  if (!kfuse::testing::haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  Mismatches found = runCheck("check_rsqrt");
   EXPECT_EQ(found.count, 0u)
       << "first mismatch at bits 0x" << std::hex << found.firstA;
 }

@@ -674,7 +674,11 @@ class KfuseOptimizer(torch.optim.Optimizer):
                 f"{self._kfuse_name}: max_grad_norm with DTensor params: the "
                 "norm must cover every rank's shards; use "
                 "torch.nn.utils.clip_grad_norm_")
+        # A 2-D update (Adafactor's matrices) clips by the caller's norm.
+        matrices = runtime.variant.matrices is not None and any(
+            p.dim() == 2 for p in members)
         one_plan = (len(self.param_groups) == 1 and not runtime.fallback and
+                    not matrices and
                     len({(p.dtype, p.device) for p in members}) == 1)
         if one_plan and not self._kfuse_clip_external:
             return True
