@@ -27,7 +27,30 @@ std::string Specialization::key() const {
          ";align=" + std::to_string(alignment) +
          // Only when set, so that the keys of earlier plans stay as they were.
          (numelMultiple > 1 ? ";multiple=" + std::to_string(numelMultiple)
-                            : std::string());
+                            : std::string()) +
+         (argDTypes.empty() ? std::string() : ";args=" + [&] {
+           std::string names;
+           for (DType dtype : argDTypes)
+             names += std::string(dtypeName(dtype)) + ",";
+           return names;
+         }());
+}
+
+DType Specialization::dtypeOf(unsigned index, ArgRole role) const {
+  return index < argDTypes.size() ? argDTypes[index] : roleDType(role);
+}
+
+DType Specialization::roleDType(ArgRole role) const {
+  switch (role) {
+  case ArgRole::param:
+    return paramDType;
+  case ArgRole::grad:
+    return gradDType;
+  case ArgRole::model:
+    return modelDType;
+  default:
+    return stateDType;
+  }
 }
 
 std::unique_ptr<MLIRContext> createContext() {
@@ -182,23 +205,42 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
     return llvm::createStringError(
         "grad scaling needs a multi-tensor plan: the found-inf flag is part "
         "of the multi-tensor kernel signature");
-  PassManager pm(context);
-  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // The passes that add arguments (model copies, hypers) append them, so
+  // the update's own keep their indices for the storage dtypes after; the
+  // added ones take their role's.
+  func::FuncOp written = findUpdate(module);
+  unsigned ownArgs = written ? written.getNumArguments() : 0;
+  PassManager transforms(context);
+  OpPassManager &transformsPm = transforms.nest<func::FuncOp>();
   if (options.masterWeights)
-    funcPm.addPass(createMasterWeightsPass());
+    transformsPm.addPass(createMasterWeightsPass());
   // Before grad scaling, which then unscales the norm's reads too.
   if (options.clipGradNorm) {
     ClipGradNormPassOptions clip;
     clip.externalNorm = options.clipNormExternal;
-    funcPm.addPass(createClipGradNormPass(clip));
+    transformsPm.addPass(createClipGradNormPass(clip));
   }
   if (options.gradScaling)
-    funcPm.addPass(createGradScalingPass());
+    transformsPm.addPass(createGradScalingPass());
+  if (failed(transforms.run(module)))
+    return errors.takeError("the kfuse pipeline failed");
+
+  PassManager pm(context);
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
   SpecializePassOptions specialize;
   specialize.paramDType = dtypeName(spec.paramDType);
   specialize.gradDType = dtypeName(spec.gradDType);
   specialize.stateDType = dtypeName(spec.stateDType);
   specialize.modelDType = dtypeName(spec.modelDType);
+  if (func::FuncOp update = findUpdate(module);
+      update && !spec.argDTypes.empty())
+    for (unsigned i = 0, e = update.getNumArguments(); i < e; ++i) {
+      if (!isa<RankedTensorType>(update.getArgumentTypes()[i]))
+        continue;
+      auto role = static_cast<ArgRole>(*getArgRole(update, i));
+      specialize.argDTypes.push_back(dtypeName(
+          i < ownArgs ? spec.dtypeOf(i, role) : spec.roleDType(role)));
+    }
   // Groups of a multi-tensor plan have sizes of their own.
   specialize.numel = multiTensor ? -1 : spec.numel;
   specialize.alignment = spec.alignment;

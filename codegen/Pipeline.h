@@ -12,22 +12,35 @@
 #include "llvm/Support/Error.h"
 
 #include <optional>
+#include <vector>
 
 namespace kfuse {
 
 /// What one compiled kernel is specialized on.
 struct Specialization {
+  /// Storage dtypes by role: the shorthands for every argument that
+  /// argDTypes does not give one.
   DType paramDType = DType::f32;
   DType gradDType = DType::f32;
   DType stateDType = DType::f32;
   DType modelDType = DType::bf16; // model copies of master weights
-  int64_t numel = -1;             // -1: dynamic
-  unsigned alignment = 16;        // bytes, a power of two
+  /// The storage dtype of each argument of the update as written (indexed
+  /// like its arguments; hyper and tensor-level slots are ignored), as a
+  /// launch's tensors have them: an exp_avg in bf16 beside an f32
+  /// exp_avg_sq. Empty: by role.
+  std::vector<DType> argDTypes;
+  int64_t numel = -1;      // -1: dynamic
+  unsigned alignment = 16; // bytes, a power of two
   /// A power of two a dynamic numel is a multiple of: the vector loop then
   /// covers every element when it is a multiple of the vector width.
   unsigned numelMultiple = 1;
   /// A stable text form, part of cache keys.
   std::string key() const;
+  /// The storage dtype of argument `index`, of role `role`.
+  DType dtypeOf(unsigned index, ArgRole role) const;
+  /// The shorthand dtype of `role` (states for any role but param, grad
+  /// and model).
+  DType roleDType(ArgRole role) const;
 };
 
 /// The most elementwise ops in one fused kernel by default: far above any

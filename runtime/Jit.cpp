@@ -44,6 +44,27 @@ llvm::Error checkTensorLevelArg(const ArgInfo &info, const LaunchArg &arg,
                        dtypeName(arg.dtype));
 }
 
+void setStorageDTypes(Specialization &spec, llvm::ArrayRef<ArgInfo> infos,
+                      llvm::ArrayRef<LaunchArg> args) {
+  spec.argDTypes.assign(infos.size(), DType::f32);
+  bool roleSet[static_cast<unsigned>(ArgRole::model) + 1] = {};
+  for (auto [index, info, arg] : llvm::enumerate(infos, args)) {
+    if (info.role == ArgRole::hyper || info.perTensor())
+      continue;
+    spec.argDTypes[index] = arg.dtype;
+    // Each role's first tensor names the role's dtype (the shorthands the
+    // arguments a pass adds take).
+    bool &set = roleSet[static_cast<unsigned>(info.role)];
+    if (set)
+      continue;
+    set = true;
+    (info.role == ArgRole::param   ? spec.paramDType
+     : info.role == ArgRole::grad  ? spec.gradDType
+     : info.role == ArgRole::model ? spec.modelDType
+                                   : spec.stateDType) = arg.dtype;
+  }
+}
+
 llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
                                              llvm::ArrayRef<LaunchArg> args,
                                              bool specializeNumel) {
@@ -55,10 +76,6 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
                    " arguments, got " + llvm::Twine(args.size()));
 
   Specialization spec;
-  // Indexed by ArgRole; hypers have no dtype entry but keep the indexing.
-  constexpr unsigned kNumRoles = static_cast<unsigned>(ArgRole::model) + 1;
-  std::optional<DType> roleDTypes[kNumRoles];
-  const char *roleFirstArg[kNumRoles] = {};
   std::optional<int64_t> numel;
   const char *numelArg = nullptr;
   std::vector<const void *> pointers;
@@ -91,25 +108,10 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
       numel = arg.numel;
       numelArg = name.c_str();
     }
-    auto role = static_cast<unsigned>(info.role);
-    if (roleDTypes[role] && *roleDTypes[role] != arg.dtype)
-      return invalid(llvm::Twine(argRoleName(info.role)) + " '" + name +
-                     "' is " + dtypeName(arg.dtype) + " but " +
-                     argRoleName(info.role) + " '" + roleFirstArg[role] +
-                     "' is " + dtypeName(*roleDTypes[role]) +
-                     "; every tensor of one role must share a dtype");
-    if (!roleDTypes[role]) {
-      roleDTypes[role] = arg.dtype;
-      roleFirstArg[role] = name.c_str();
-    }
     if (arg.data)
       pointers.push_back(arg.data);
   }
-  spec.paramDType = roleDTypes[0].value_or(DType::f32);
-  spec.gradDType = roleDTypes[1].value_or(DType::f32);
-  spec.stateDType = roleDTypes[2].value_or(DType::f32);
-  spec.modelDType =
-      roleDTypes[static_cast<unsigned>(ArgRole::model)].value_or(DType::bf16);
+  setStorageDTypes(spec, infos, args);
   spec.numel = specializeNumel ? numel.value_or(0) : -1;
   spec.alignment = commonAlignment(pointers);
   // The power of two (up to the widest vector, 8 elements) that divides a
@@ -254,7 +256,8 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
     return entry.context == device->context &&
            a.paramDType == spec.paramDType && a.gradDType == spec.gradDType &&
            a.stateDType == spec.stateDType && a.modelDType == spec.modelDType &&
-           a.numel == spec.numel && a.alignment == spec.alignment &&
+           a.argDTypes == spec.argDTypes && a.numel == spec.numel &&
+           a.alignment == spec.alignment &&
            a.numelMultiple == spec.numelMultiple && o.fuse == options.fuse &&
            o.maxGroupSize == options.maxGroupSize &&
            o.multiTensor == options.multiTensor &&

@@ -47,9 +47,15 @@ unsigned commonAlignment(llvm::ArrayRef<const void *> pointers);
 llvm::Error checkTensorLevelArg(const ArgInfo &info, const LaunchArg &arg,
                                 const llvm::Twine &where = "");
 
+/// Sets `spec`'s storage dtypes from `args`, bound to the update's
+/// `infos`: each tensor argument's own, and each role's first as the role's
+/// (what arguments a pass adds, such as model copies, take).
+void setStorageDTypes(Specialization &spec, llvm::ArrayRef<ArgInfo> infos,
+                      llvm::ArrayRef<LaunchArg> args);
+
 /// Checks `args` against the update's `infos` (count, non-null tensors of
-/// one size, one dtype per role, scalar hyperparameters) and derives the
-/// specialization they call for. Needs no GPU.
+/// one size, scalar hyperparameters) and derives the specialization they
+/// call for, a storage dtype per tensor among them. Needs no GPU.
 llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
                                              llvm::ArrayRef<LaunchArg> args,
                                              bool specializeNumel = false);

@@ -20,7 +20,6 @@ static llvm::Error internal(const llvm::Twine &message) {
 }
 
 /// Roles by ArgRole value (param, grad, state, hyper, model).
-static constexpr unsigned kNumRoles = static_cast<unsigned>(ArgRole::model) + 1;
 
 /// The tensor arguments of an update, in argument order.
 static std::vector<unsigned> tensorArgsOf(llvm::ArrayRef<ArgInfo> infos) {
@@ -60,12 +59,9 @@ specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
                    llvm::Twine(perGroup) + " arguments, got " +
                    llvm::Twine(groups.size()) + " arguments");
 
-  // Dtypes per role (param, grad, state) of group 0, which every group must
-  // repeat: one plan compiles for one dtype signature.
-  std::optional<DType> firstGroup[kNumRoles];
+  // A dtype per tensor argument, the same in every group: one plan
+  // compiles for one dtype signature.
   for (size_t group = 0; group < numGroups; ++group) {
-    std::optional<DType> roleDTypes[kNumRoles];
-    const std::string *roleFirstArg[kNumRoles] = {};
     for (auto [index, info] : llvm::enumerate(infos)) {
       if (info.role == ArgRole::hyper)
         continue;
@@ -74,36 +70,17 @@ specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
         if (llvm::Error error = checkTensorLevelArg(
                 info, arg, "tensor group " + llvm::Twine(group) + ": "))
           return std::move(error);
-        continue; // not of the state dtype of element states
+        continue; // one f32 per tensor
       }
       if (arg.dtype == DType::pred)
         return invalid("tensor group " + llvm::Twine(group) + ": tensor '" +
                        info.name + "' has unsupported dtype pred");
-      auto role = static_cast<unsigned>(info.role);
-      if (roleDTypes[role] && *roleDTypes[role] != arg.dtype)
+      DType first = groups[index].dtype;
+      if (arg.dtype != first)
         return invalid("tensor group " + llvm::Twine(group) + ": " +
                        argRoleName(info.role) + " '" + info.name + "' is " +
-                       dtypeName(arg.dtype) + " but " + argRoleName(info.role) +
-                       " '" + *roleFirstArg[role] + "' is " +
-                       dtypeName(*roleDTypes[role]) +
-                       "; every tensor of one role must share a dtype");
-      if (!roleDTypes[role]) {
-        roleDTypes[role] = arg.dtype;
-        roleFirstArg[role] = &info.name;
-      }
-    }
-    for (unsigned role = 0; role < kNumRoles; ++role) {
-      if (group == 0) {
-        firstGroup[role] = roleDTypes[role];
-        continue;
-      }
-      if (roleDTypes[role] != firstGroup[role])
-        return invalid("tensor group " + llvm::Twine(group) + ": " +
-                       argRoleName(static_cast<ArgRole>(role)) + " dtype " +
-                       dtypeName(roleDTypes[role].value_or(DType::f32)) +
-                       " differs from group 0's " +
-                       dtypeName(firstGroup[role].value_or(DType::f32)) +
-                       "; make one plan per dtype");
+                       dtypeName(arg.dtype) + " but group 0's is " +
+                       dtypeName(first) + "; make one plan per dtype");
     }
   }
 
@@ -120,12 +97,7 @@ specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
     return std::move(error);
 
   Specialization spec;
-  spec.paramDType = firstGroup[0].value_or(DType::f32);
-  spec.gradDType = firstGroup[1].value_or(DType::f32);
-  spec.stateDType = firstGroup[2].value_or(DType::f32);
-  auto model = static_cast<unsigned>(ArgRole::model);
-  if (firstGroup[model])
-    spec.modelDType = *firstGroup[model];
+  setStorageDTypes(spec, infos, groups.take_front(perGroup));
   spec.numel = -1;
   spec.alignment = 16;
   return spec;

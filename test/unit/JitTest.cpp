@@ -113,17 +113,33 @@ TEST(JitTest, MismatchedNumel) {
   EXPECT_EQ(message, "tensor 'exp_avg' has 1000 elements but 'param' has 1024");
 }
 
-TEST(JitTest, MismatchedDTypeWithinRole) {
+TEST(JitTest, EachTensorKeepsItsOwnDType) {
+  // A bf16 exp_avg_sq beside an f32 exp_avg: one specialization with a
+  // dtype per argument, the role's the first of its tensors', and a key of
+  // its own.
   std::unique_ptr<Update> update = loadAdamw();
   ASSERT_TRUE(update);
   std::vector<LaunchArg> args = adamwArgs();
+  llvm::Expected<Specialization> plain = update->specialize(args);
+  ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
   args[3].dtype = DType::bf16;
-  auto [code, message] = failureOf(update->launch(args, nullptr));
-  EXPECT_EQ(code, ErrorCode::InvalidArgument);
-  EXPECT_NE(message.find("state 'exp_avg_sq' is bf16 but state 'exp_avg' is "
-                         "f32"),
-            std::string::npos)
-      << message;
+  llvm::Expected<Specialization> spec = update->specialize(args);
+  ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
+  EXPECT_EQ(spec->stateDType, DType::f32);
+  ASSERT_EQ(spec->argDTypes.size(), args.size());
+  EXPECT_EQ(spec->argDTypes[2], DType::f32);
+  EXPECT_EQ(spec->argDTypes[3], DType::bf16);
+  EXPECT_EQ(spec->dtypeOf(3, ArgRole::state), DType::bf16);
+  EXPECT_NE(spec->key(), plain->key());
+
+  llvm::Expected<KernelPlan> plan =
+      compileToPlan(update->text(), "adamw.mlir", *spec, {});
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->args[2].dtype, DType::f32);
+  EXPECT_EQ(plan->args[3].dtype, DType::bf16);
+  // p and exp_avg in f32 read and written, g read, exp_avg_sq in bf16 read
+  // and written.
+  EXPECT_EQ(plan->bytesPerElement(), 8u + 4u + 8u + 4u);
 }
 
 TEST(JitTest, DifferentDTypesAcrossRolesAreFine) {

@@ -385,13 +385,21 @@ TEST(MultiTensorPlanTest, DifferentDTypesAcrossGroupsAreAnError) {
   for (int i = 0; i < 2; ++i)
     groups[7 * 10 + i].dtype = DType::bf16; // group 7's param and grad
   EXPECT_EQ(errorOf(specializeMultiTensor(update->args(), groups, 9)),
-            "tensor group 7: param dtype bf16 differs from group 0's f32; "
+            "tensor group 7: param 'param' is bf16 but group 0's is f32; "
             "make one plan per dtype");
+  // Two states of two dtypes are fine when every group has them so.
   groups = adamwGroups(std::vector<int64_t>(3, 64));
-  groups[2 * 10 + 3].dtype = DType::f16;
+  for (int group = 0; group < 3; ++group)
+    groups[group * 10 + 3].dtype = DType::f16;
+  llvm::Expected<Specialization> spec =
+      specializeMultiTensor(update->args(), groups, 3);
+  ASSERT_TRUE(bool(spec)) << errorOf(spec.takeError());
+  EXPECT_EQ(spec->argDTypes[2], DType::f32);
+  EXPECT_EQ(spec->argDTypes[3], DType::f16);
+  groups[2 * 10 + 3].dtype = DType::f32;
   EXPECT_EQ(errorOf(specializeMultiTensor(update->args(), groups, 3)),
-            "tensor group 2: state 'exp_avg_sq' is f16 but state 'exp_avg' is "
-            "f32; every tensor of one role must share a dtype");
+            "tensor group 2: state 'exp_avg_sq' is f32 but group 0's is f16; "
+            "make one plan per dtype");
 }
 
 TEST(MultiTensorPlanTest, GroupErrorsNameTheGroup) {
@@ -460,7 +468,7 @@ TEST(MultiTensorPlanTest, BadGroupsFailBeforeTheDriver) {
   ASSERT_FALSE(bool(plan));
   auto [code, message] = takeMessage(plan.takeError());
   EXPECT_EQ(code, ErrorCode::InvalidArgument);
-  EXPECT_EQ(message, "tensor group 1: param dtype bf16 differs from group 0's "
+  EXPECT_EQ(message, "tensor group 1: param 'param' is bf16 but group 0's is "
                      "f32; make one plan per dtype");
   plan = MultiTensorPlan::create(*update, adamwGroups({4}), 1,
                                  std::vector<double>(3));

@@ -35,8 +35,10 @@ static Expected<json::Object> bench(const CommonOptions &options,
       Update::create(text, options.input);
   if (!update)
     return update.takeError();
-  std::vector<ArgInfo> args =
-      withStorageDTypes((*update)->args(), options.spec);
+  CommonOptions named = options;
+  if (Error error = applyNamedDTypes(named, (*update)->args()))
+    return std::move(error);
+  std::vector<ArgInfo> args = withStorageDTypes((*update)->args(), named.spec);
 
   std::mt19937_64 rng(7);
   UpdateValues values = makeRandomInputs(args, numel, rng);

@@ -187,17 +187,21 @@ int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
   Expected<int64_t> numel = checkNumel(findUpdate(*parsed->module), requested);
   if (!numel)
     return reportError(numel.takeError());
+  CommonOptions specialized = options;
+  specialized.spec.numel = *numel;
+  std::vector<ArgInfo> args = describeUpdate(findUpdate(*parsed->module));
+  if (Error error = applyNamedDTypes(specialized, args))
+    return reportError(std::move(error));
   CheckOptions checkOptions;
   checkOptions.numel = *numel;
   checkOptions.steps = steps;
   checkOptions.seed = seed;
-  bool narrow = options.spec.paramDType != DType::f32 ||
-                options.spec.gradDType != DType::f32 ||
-                options.spec.stateDType != DType::f32;
+  bool narrow = false;
+  for (auto [index, arg] : llvm::enumerate(args))
+    narrow |= arg.role != ArgRole::hyper && !arg.perTensor() &&
+              specialized.spec.dtypeOf(index, arg.role) != DType::f32;
   checkOptions.tolerance = tolerance > 0 ? tolerance : narrow ? 1e-2 : 1e-6;
 
-  CommonOptions specialized = options;
-  specialized.spec.numel = *numel;
   PipelineOptions unfusedPipeline = options.pipeline;
   unfusedPipeline.fuse = false;
   auto unfused = compileModule(*context, *text, specialized, unfusedPipeline);
@@ -217,7 +221,10 @@ int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
   outs() << "kfuse check: " << options.input << " (" << *numel
          << " elements, param " << dtypeName(options.spec.paramDType)
          << ", grad " << dtypeName(options.spec.gradDType) << ", state "
-         << dtypeName(options.spec.stateDType) << ")\n";
+         << dtypeName(options.spec.stateDType);
+  for (const auto &[name, dtype] : options.namedDTypes)
+    outs() << ", " << name << " " << dtypeName(dtype);
+  outs() << ")\n";
   printCheckReport(*report, checkOptions, outs());
 
   // A check that passes must mean the file compiles: the fused module just

@@ -22,7 +22,16 @@ struct CommonOptions {
   /// The options given that apply to one kind of kernel only ("--cols"),
   /// refused when the source holds the other kind.
   std::vector<std::string> updateOnly, normOnly;
+  /// --dtype NAME=DTYPE, in the order given: applied to spec.argDTypes by
+  /// applyNamedDTypes once the update's arguments are known.
+  std::vector<std::pair<std::string, DType>> namedDTypes;
 };
+
+/// Sets `options.spec.argDTypes` from `options.namedDTypes` over the
+/// update's arguments `args` (the others by role); an unknown name, or one
+/// of a hyper or a state at the tensor level, is an error.
+llvm::Error applyNamedDTypes(CommonOptions &options,
+                             llvm::ArrayRef<ArgInfo> args);
 
 /// Fails when `options` name an option of the other kind than `kind`.
 llvm::Error checkOptionsApply(const CommonOptions &options, KernelKind kind);

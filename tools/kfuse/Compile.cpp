@@ -63,6 +63,32 @@ Error checkOptionsApply(const CommonOptions &options, KernelKind kind) {
                            (kind == KernelKind::norm ? "a norm" : "an update"));
 }
 
+Error applyNamedDTypes(CommonOptions &options, ArrayRef<ArgInfo> args) {
+  if (options.namedDTypes.empty())
+    return Error::success();
+  std::vector<DType> dtypes;
+  for (auto [index, arg] : llvm::enumerate(args))
+    dtypes.push_back(options.spec.dtypeOf(index, arg.role));
+  for (const auto &[name, dtype] : options.namedDTypes) {
+    const ArgInfo *arg = llvm::find_if(
+        args, [&, &name = name](const ArgInfo &a) { return a.name == name; });
+    if (arg == args.end())
+      return createStringError("--dtype " + name + "=" + dtypeName(dtype) +
+                               ": '" + options.input +
+                               "' has no argument named '" + name + "'");
+    if (arg->role == ArgRole::hyper || arg->perTensor())
+      return createStringError("--dtype " + name + "=" + dtypeName(dtype) +
+                               ": '" + name + "' is " +
+                               (arg->role == ArgRole::hyper
+                                    ? "a hyperparameter"
+                                    : "a state at the tensor level (one f32)") +
+                               "; only tensors have a storage dtype");
+    dtypes[arg - args.begin()] = dtype;
+  }
+  options.spec.argDTypes = std::move(dtypes);
+  return Error::success();
+}
+
 Expected<std::string> readInput(const CommonOptions &options) {
   return readKernelSource(options.input);
 }
@@ -263,7 +289,11 @@ static int compileUpdate(const CommonOptions &options, const std::string &emit,
     return reportError(createStringError(
         "unknown --emit=" + emit + "; expected mlir, cuda, ptx or cubin"));
   auto stage = std::chrono::steady_clock::now();
-  if (Error error = runPipeline(*input.module, options.spec, options.pipeline))
+  CommonOptions named = options;
+  if (Error error =
+          applyNamedDTypes(named, describeUpdate(findUpdate(*input.module))))
+    return reportError(std::move(error));
+  if (Error error = runPipeline(*input.module, named.spec, options.pipeline))
     return reportError(std::move(error));
   input.times.passesMs = msSince(stage);
   stage = std::chrono::steady_clock::now();
@@ -474,9 +504,11 @@ int runCompile(const CommonOptions &options, const NormCompileOptions &norm,
 
   // An update compiled to a cubin before: plan and image from the disk,
   // with no MLIR at all. (A norm's key would need its dtypes and cols; its
-  // source is read as an update's here, finds no entry, and is parsed.)
+  // source is read as an update's here, finds no entry, and is parsed. So
+  // would the dtypes --dtype names, known once the update is parsed.)
   bool makesCubin = input.compilesImage && !(emit == "ptx" && !stats);
-  if (makesCubin && options.normOnly.empty() && processDiskCache()) {
+  if (makesCubin && options.normOnly.empty() && options.namedDTypes.empty() &&
+      processDiskCache()) {
     const std::string &arch = input.arch(options);
     input.planKey = planEntryKey(
         compileCacheKey(input.text, options.spec, arch, options.pipeline));

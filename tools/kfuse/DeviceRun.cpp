@@ -31,15 +31,10 @@ static int64_t countOf(const ArgInfo &arg, int64_t numel) {
 std::vector<ArgInfo> withStorageDTypes(ArrayRef<ArgInfo> args,
                                        const Specialization &spec) {
   std::vector<ArgInfo> result(args.begin(), args.end());
-  for (ArgInfo &arg : result)
-    if (arg.perTensor())
-      continue; // f32 whatever the element states' dtype
-    else if (arg.role == ArgRole::param)
-      arg.dtype = spec.paramDType;
-    else if (arg.role == ArgRole::grad)
-      arg.dtype = spec.gradDType;
-    else if (arg.role == ArgRole::state)
-      arg.dtype = spec.stateDType;
+  for (auto [index, arg] : llvm::enumerate(result))
+    // A state at the tensor level is one f32 whatever the others' dtypes.
+    if (arg.role != ArgRole::hyper && !arg.perTensor())
+      arg.dtype = spec.dtypeOf(index, arg.role);
   return result;
 }
 

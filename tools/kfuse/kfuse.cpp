@@ -1,6 +1,7 @@
 //===- kfuse.cpp - the kfuse command-line driver -------------------------===//
 //
 //   kfuse compile FILE [--param-dtype= --grad-dtype= --state-dtype=]
+//                 [--dtype NAME=DTYPE ...]
 //                 [--arch=sm_90] [--emit=mlir|cuda|ptx|cubin] [-o OUT]
 //                 [--no-fusion] [--stats]
 //   kfuse compile NORM --cols=N [--input-dtype= --weight-dtype=] [...]
@@ -63,6 +64,11 @@ static cl::opt<std::string>
     modelDType("model-dtype",
                cl::desc("storage dtype of model copies (--master-weights)"),
                cl::init("bf16"), KFUSE_ALL_COMMANDS, cl::cat(category));
+static cl::list<std::string>
+    argDType("dtype",
+             cl::desc("storage dtype of one argument, NAME=DTYPE "
+                      "(repeatable; over its role's --*-dtype)"),
+             KFUSE_ALL_COMMANDS, cl::cat(category));
 static cl::opt<bool> masterWeights(
     "master-weights",
     cl::desc("f32 master params with a model copy written in the same pass"),
@@ -202,7 +208,8 @@ static Expected<CommonOptions> collectCommonOptions() {
   // compile, check and bench share the option objects of the shared flags;
   // --numel and --steps are each subcommand's own.
   options.updateOnly = givenOptions(
-      {&paramDType, &gradDType, &stateDType, &modelDType, &masterWeights,
+      {&paramDType, &gradDType, &stateDType, &modelDType,
+       &static_cast<const cl::Option &>(argDType), &masterWeights,
        &numelMultiple, &codegen, &noFusion, &multiTensor, &gradScaling,
        &clipGradNorm, &clipExternalNorm, &separatePhases, &maxGroupSize,
        &compileNumel, &checkNumel, &steps});
@@ -230,6 +237,15 @@ static Expected<CommonOptions> collectCommonOptions() {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
     return createStringError("--alignment must be a power of two, got " +
                              Twine(alignment.getValue()));
+  for (const std::string &given : argDType) {
+    auto [name, value] = StringRef(given).split('=');
+    if (name.empty() || value.empty())
+      return createStringError("--dtype takes NAME=DTYPE, got '" + given + "'");
+    Expected<DType> dtype = parse("dtype " + name.str(), value);
+    if (!dtype)
+      return dtype.takeError();
+    options.namedDTypes.emplace_back(name.str(), *dtype);
+  }
   options.spec.paramDType = *param;
   options.spec.gradDType = *grad;
   options.spec.stateDType = *state;
