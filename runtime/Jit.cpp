@@ -21,7 +21,7 @@
 namespace kfuse {
 
 /// Bump when the generated code changes meaning for the same inputs.
-static constexpr const char *kCodegenVersion = "kfuse-codegen-7";
+static constexpr const char *kCodegenVersion = "kfuse-codegen-8";
 
 unsigned commonAlignment(llvm::ArrayRef<const void *> pointers) {
   unsigned alignment = 16;
