@@ -285,12 +285,7 @@ static kfuse_status interpretOnHost(
 
 kfuse_status kfuse_update_interpret(const kfuse_update *update,
                                     kfuse_host_arg *args, size_t nargs) {
-  return interpretOnHost(update, args, nargs,
-                         [&](llvm::ArrayRef<LaunchArg> launchArgs,
-                             std::vector<std::vector<double>> &tensors) {
-                           return update->update->interpret(launchArgs,
-                                                            tensors);
-                         });
+  return kfuse_update_interpret_matrix(update, args, nargs, 0, 0);
 }
 
 kfuse_status kfuse_update_interpret_matrix(const kfuse_update *update,
@@ -299,8 +294,8 @@ kfuse_status kfuse_update_interpret_matrix(const kfuse_update *update,
   return interpretOnHost(update, args, nargs,
                          [&](llvm::ArrayRef<LaunchArg> launchArgs,
                              std::vector<std::vector<double>> &tensors) {
-                           return update->update->interpretMatrix(
-                               launchArgs, rows, cols, tensors);
+                           return update->update->interpret(launchArgs, rows,
+                                                            cols, tensors);
                          });
 }
 

@@ -348,106 +348,87 @@ Update::compileForArch(const Specialization &spec,
                       options, arch, installedDriverVersion);
 }
 
-llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args,
+llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args, int64_t rows,
+                              int64_t cols,
                               std::vector<std::vector<double>> &tensors) const {
-  if (matrix)
+  if (args.size() != argInfos.size())
     return makeError(ErrorCode::InvalidArgument,
-                     "'" + name +
-                         "' is a 2-D update; run it with "
-                         "kfuse_update_interpret_matrix, which takes its "
-                         "rows and columns");
-  llvm::Expected<Specialization> spec = specialize(args);
-  if (!spec)
-    return spec.takeError();
+                     "expected " + llvm::Twine(argInfos.size()) +
+                         " arguments, got " + llvm::Twine(args.size()));
   if (tensors.size() != args.size())
     return makeError(ErrorCode::InvalidArgument,
                      "expected " + llvm::Twine(args.size()) +
                          " value arrays, got " + llvm::Twine(tensors.size()));
+  bool given = rows != 0 || cols != 0;
+  if (matrix != given)
+    return makeError(ErrorCode::InvalidArgument,
+                     "'" + name +
+                         (matrix ? "' is a 2-D update; run it with "
+                                   "kfuse_update_interpret_matrix, which "
+                                   "takes its rows and columns"
+                                 : "' is a 1-D update; run it with "
+                                   "kfuse_update_interpret"));
+  Specialization spec;
+  if (matrix) {
+    if (rows <= 0 || cols <= 0)
+      return makeError(ErrorCode::InvalidArgument,
+                       "a 2-D update runs over at least 1 x 1, got " +
+                           llvm::Twine(rows) + " x " + llvm::Twine(cols));
+    for (auto [info, arg, values] : llvm::zip_equal(argInfos, args, tensors)) {
+      if (info.role == ArgRole::hyper)
+        continue;
+      int64_t expected = info.level == ArgLevel::tensor   ? 1
+                         : info.level == ArgLevel::row    ? rows
+                         : info.level == ArgLevel::column ? cols
+                                                          : rows * cols;
+      if (arg.numel != expected ||
+          static_cast<int64_t>(values.size()) != expected)
+        return makeError(ErrorCode::InvalidArgument,
+                         "argument '" + info.name + "' has " +
+                             llvm::Twine(arg.numel) + " elements; over " +
+                             llvm::Twine(rows) + " x " + llvm::Twine(cols) +
+                             " it needs " + llvm::Twine(expected));
+    }
+    setStorageDTypes(spec, argInfos, args);
+  } else {
+    llvm::Expected<Specialization> specialized = specialize(args);
+    if (!specialized)
+      return specialized.takeError();
+    spec = std::move(*specialized);
+    rows = 0;
+    for (auto [info, arg] : llvm::zip_equal(argInfos, args))
+      if (info.role != ArgRole::hyper && !info.perTensor())
+        rows = arg.numel;
+    cols = 1;
+  }
+  // The kernel's storage rounding, as specialized for these arguments; no
+  // fusion, so each op rounds where the generated code does.
   mlir::MLIRContext &context = threadContext();
   auto module = parseKernelModule(context, irText, name, KernelKind::update);
   if (!module)
     return withCode(module.takeError(), ErrorCode::Parse);
   PipelineOptions unfused;
   unfused.fuse = false;
-  if (llvm::Error error = runPipeline(**module, *spec, unfused))
+  if (llvm::Error error = runPipeline(**module, spec, unfused))
     return withCode(std::move(error), ErrorCode::Compile);
-  UpdateValues values;
-  values.tensors = tensors;
-  for (auto [info, arg, elements] : llvm::zip(argInfos, args, tensors))
-    values.scalars.push_back(info.perTensor() ? elements.front() : arg.value);
-  DiagnosticErrors errors(&context);
-  if (mlir::failed(
-          interpretUpdate(findUpdate(**module), values, Precision::F32)))
-    return withCode(errors.takeError("the interpreter failed"),
-                    ErrorCode::InvalidArgument);
-  for (auto [index, info] : llvm::enumerate(argInfos))
-    if (info.perTensor())
-      values.tensors[index] = {values.scalars[index]};
-  tensors = std::move(values.tensors);
-  return llvm::Error::success();
-}
-
-llvm::Error
-Update::interpretMatrix(llvm::ArrayRef<LaunchArg> args, int64_t rows,
-                        int64_t cols,
-                        std::vector<std::vector<double>> &tensors) const {
-  if (args.size() != argInfos.size() || tensors.size() != args.size())
-    return makeError(ErrorCode::InvalidArgument,
-                     "expected " + llvm::Twine(argInfos.size()) +
-                         " arguments and value arrays, got " +
-                         llvm::Twine(args.size()) + " and " +
-                         llvm::Twine(tensors.size()));
-  if (rows <= 0 || cols <= 0)
-    return makeError(ErrorCode::InvalidArgument,
-                     "a 2-D update runs over at least 1 x 1, got " +
-                         llvm::Twine(rows) + " x " + llvm::Twine(cols));
-  mlir::MLIRContext &context = threadContext();
-  auto module = parseKernelModule(context, irText, name, KernelKind::update);
-  if (!module)
-    return withCode(module.takeError(), ErrorCode::Parse);
-  mlir::func::FuncOp update = findUpdate(**module);
-  if (!isMatrixUpdate(update))
-    return makeError(ErrorCode::InvalidArgument,
-                     "'" + name +
-                         "' is a 1-D update; run it with "
-                         "kfuse_update_interpret");
   ArgValues values(argInfos.size());
   for (auto [index, info] : llvm::enumerate(argInfos)) {
-    const LaunchArg &arg = args[index];
     if (info.role == ArgRole::hyper) {
-      values.scalars[index] = arg.value;
+      values.scalars[index] = args[index].value;
       continue;
     }
-    int64_t expected = info.level == ArgLevel::tensor   ? 1
-                       : info.level == ArgLevel::row    ? rows
-                       : info.level == ArgLevel::column ? cols
-                                                        : rows * cols;
-    if (arg.numel != expected ||
-        static_cast<int64_t>(tensors[index].size()) != expected)
-      return makeError(ErrorCode::InvalidArgument,
-                       "argument '" + info.name + "' has " +
-                           llvm::Twine(arg.numel) + " elements; over " +
-                           llvm::Twine(rows) + " x " + llvm::Twine(cols) +
-                           " it needs " + llvm::Twine(expected));
-    if (arg.dtype != info.dtype)
-      return makeError(ErrorCode::InvalidArgument,
-                       "argument '" + info.name + "' is " +
-                           dtypeName(arg.dtype) +
-                           "; a 2-D update takes its declared dtype, " +
-                           dtypeName(info.dtype));
-    if (info.level == ArgLevel::tensor) {
+    if (info.perTensor()) {
       values.scalars[index] = tensors[index].front();
       continue;
     }
-    HostTensor tensor;
-    tensor.rows = info.level == ArgLevel::column ? 1 : rows;
-    tensor.cols = info.level == ArgLevel::row ? 1 : cols;
+    HostTensor tensor(info.level == ArgLevel::column ? 1 : rows,
+                      info.level == ArgLevel::row ? 1 : cols);
     tensor.elements = tensors[index];
     values.tensors[index] = std::move(tensor);
   }
   DiagnosticErrors errors(&context);
   mlir::FailureOr<ArgValues> written =
-      kfuse::interpret(update, rows, values, Precision::F32);
+      kfuse::interpret(findUpdate(**module), rows, values, Precision::F32);
   if (mlir::failed(written))
     return withCode(errors.takeError("the interpreter failed"),
                     ErrorCode::InvalidArgument);

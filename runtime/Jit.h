@@ -122,7 +122,7 @@ public:
   void setSpecializeNumel(bool enable) { specializeNumel = enable; }
 
   /// Whether the update is 2-D (isMatrixUpdate): it runs as a plan, and
-  /// interpretMatrix runs it on the host.
+  /// interpret takes its rows and columns.
   bool isMatrix() const { return matrix; }
   /// Fails for a 2-D update, which only a plan launches (its table gives
   /// each tensor's row length).
@@ -151,21 +151,17 @@ public:
                                               const PipelineOptions &options,
                                               llvm::StringRef arch) const;
   /// Runs the update once on host memory in the reference interpreter, as
-  /// a launch with `args` would on the GPU (f32 arithmetic, storage
-  /// rounding), with fusion off. `args` are as for launch(), with host
-  /// pointers; `tensors` holds each tensor argument's values in doubles
-  /// (indexed like `args`, empty for hypers), replaced where the update
-  /// writes them. No GPU needed: the oracle of the self-test.
-  llvm::Error interpret(llvm::ArrayRef<LaunchArg> args,
+  /// a launch with `args` would on the GPU (f32 arithmetic, the storage
+  /// dtypes of `args`), with fusion off. `args` are as for launch(), with
+  /// host pointers; `tensors` holds each argument's values in doubles
+  /// (indexed like `args`, empty for hypers, one value for a state at the
+  /// tensor level), replaced where the update writes them. A 2-D update
+  /// runs over `rows` x `cols` (each tensor holding what its level needs:
+  /// rows * cols, rows per row, cols per column); a 1-D one takes 0 x 0
+  /// and its tensors' length. No GPU needed: the oracle of the self-test.
+  llvm::Error interpret(llvm::ArrayRef<LaunchArg> args, int64_t rows,
+                        int64_t cols,
                         std::vector<std::vector<double>> &tensors) const;
-  /// interpret() for a 2-D update (params as rows x cols matrices): each
-  /// tensor in `args` holds the values its level needs (rows * cols, rows
-  /// for a state per row, cols for one per column, 1 at the tensor level),
-  /// in its declared dtype. No pipeline runs; the interpreter rounds as a
-  /// GPU would.
-  llvm::Error interpretMatrix(llvm::ArrayRef<LaunchArg> args, int64_t rows,
-                              int64_t cols,
-                              std::vector<std::vector<double>> &tensors) const;
   /// compile() on a new thread, in the calling thread's CUDA context (none:
   /// the one compile() would take). This Update must outlive the future.
   std::future<llvm::Expected<std::shared_ptr<CompiledUpdate>>>

@@ -324,9 +324,9 @@ KFUSE_API kfuse_status kfuse_update_interpret(const kfuse_update *update,
 /* kfuse_update_interpret for a 2-D update (its params rows x cols matrices,
  * row-major, its states per element, per row (rows values) or per column
  * (cols values); kfuse_arg_info.level tells which): each tensor holds the
- * values its level needs, in its declared dtype. This runs it in the
- * interpreter, rounding as the GPU would; on the GPU a 2-D update runs as a
- * plan (kfuse_plan_create_matrix). */
+ * values its level needs, in the storage `dtype` gives it. One interpreter
+ * and one path for both: kfuse_update_interpret is this with rows = cols =
+ * 0. On the GPU a 2-D update runs as a plan (kfuse_plan_create_matrix). */
 KFUSE_API kfuse_status kfuse_update_interpret_matrix(const kfuse_update *update,
                                                      kfuse_host_arg *args,
                                                      size_t nargs, int64_t rows,
