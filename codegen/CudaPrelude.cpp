@@ -114,6 +114,16 @@ static __device__ __forceinline__ float kfuse_minimumf(float a, float b) {
 #define KFUSE_FULL_RATE_F64 1
 #endif
 
+#ifdef KFUSE_FULL_RATE_F64
+// 1 / sqrt(x) to f64 precision: two Newton steps on the approximation.
+static __device__ __forceinline__ double kfuse_rsqrt_f64(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  y = __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
+  return __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
+}
+#endif
+
 static __device__ __forceinline__ float kfuse_div_rn(float a, float b) {
 #ifdef KFUSE_FULL_RATE_F64
   const double x = a, y = b;
@@ -134,10 +144,7 @@ static __device__ __forceinline__ float kfuse_div_rn(float a, float b) {
 static __device__ __forceinline__ float kfuse_sqrt_rn(float a) {
 #ifdef KFUSE_FULL_RATE_F64
   const double x = a;
-  double y;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-  y = __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
-  y = __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
+  const double y = kfuse_rsqrt_f64(x);
   const double s = x * y;
   const double s1 = __fma_rn(__fma_rn(-s, s, x), 0.5 * y, s);
   // sqrt(+-0) and sqrt(inf) are their argument; a negative or NaN argument
@@ -154,11 +161,7 @@ static __device__ __forceinline__ float kfuse_sqrt_rn(float a) {
 // value. +-0 gives +-inf, +inf 0, a negative or NaN argument NaN.
 static __device__ __forceinline__ float kfuse_rsqrt_rn(float a) {
 #ifdef KFUSE_FULL_RATE_F64
-  const double x = a;
-  double y;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-  y = __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
-  y = __fma_rn(0.5 * y, __fma_rn(-x * y, y, 1.0), y);
+  const double y = kfuse_rsqrt_f64(a);
   if (a == 0.0f)
     return __int_as_float(0x7f800000 | (__float_as_int(a) & 0x80000000));
   return a == __int_as_float(0x7f800000) ? 0.0f : (float)y;

@@ -144,6 +144,10 @@ private:
   std::string emitDivide(const std::string &a, const std::string &b);
   std::string emitSqrt(const std::string &a);
   std::string emitRsqrt(const std::string &a);
+  /// `a` (f32) widened into `x`, its negation into `nx`, and 1 / sqrt(x)
+  /// to f64 precision (as the prelude's kfuse_rsqrt_f64).
+  std::string emitRsqrtF64(const std::string &a, const std::string &x,
+                           const std::string &nx);
   std::string emitMinMax(const std::string &a, const std::string &b,
                          bool maximum);
   std::string emitConvert(Type from, Type to, const std::string &x);
@@ -284,14 +288,11 @@ std::string KernelWriter::emitDivide(const std::string &a,
   return d;
 }
 
-std::string KernelWriter::emitSqrt(const std::string &a) {
-  if (!hasFullRateF64(target.sm)) {
-    std::string d = reg(F32);
-    line("sqrt.rn.f32 {}, {}", d, a);
-    return d;
-  }
-  // kfuse_sqrt_rn: two Newton steps on the f64 reciprocal root.
-  std::string x = reg(F64), nx = reg(F64), y = reg(F64);
+std::string KernelWriter::emitRsqrtF64(const std::string &a,
+                                       const std::string &x,
+                                       const std::string &nx) {
+  // kfuse_rsqrt_f64: two Newton steps on the approximation.
+  std::string y = reg(F64);
   line("cvt.f64.f32 {}, {}", x, a);
   line("neg.f64 {}, {}", nx, x);
   line("rsqrt.approx.ftz.f64 {}, {}", y, x);
@@ -303,6 +304,18 @@ std::string KernelWriter::emitSqrt(const std::string &a) {
     line("fma.rn.f64 {}, {}, {}, {}", next, half, e, y);
     y = next;
   }
+  return y;
+}
+
+std::string KernelWriter::emitSqrt(const std::string &a) {
+  if (!hasFullRateF64(target.sm)) {
+    std::string d = reg(F32);
+    line("sqrt.rn.f32 {}, {}", d, a);
+    return d;
+  }
+  // kfuse_sqrt_rn: a residual step on the f64 reciprocal root.
+  std::string x = reg(F64), nx = reg(F64);
+  std::string y = emitRsqrtF64(a, x, nx);
   std::string s = reg(F64), ns = reg(F64), res = reg(F64), half = reg(F64),
               s1 = reg(F64), root = reg(F32);
   line("mul.rn.f64 {}, {}, {}", s, x, y);
@@ -327,20 +340,9 @@ std::string KernelWriter::emitRsqrt(const std::string &a) {
     line("rcp.rn.f32 {}, {}", d, root);
     return d;
   }
-  // kfuse_rsqrt_rn: two Newton steps on the f64 reciprocal root, rounded
-  // once.
-  std::string x = reg(F64), nx = reg(F64), y = reg(F64);
-  line("cvt.f64.f32 {}, {}", x, a);
-  line("neg.f64 {}, {}", nx, x);
-  line("rsqrt.approx.ftz.f64 {}, {}", y, x);
-  for (int step = 0; step < 2; ++step) {
-    std::string t = reg(F64), e = reg(F64), half = reg(F64), next = reg(F64);
-    line("mul.rn.f64 {}, {}, {}", t, nx, y);
-    line("fma.rn.f64 {}, {}, {}, 0d3FF0000000000000", e, t, y);
-    line("mul.rn.f64 {}, {}, 0d3FE0000000000000", half, y);
-    line("fma.rn.f64 {}, {}, {}, {}", next, half, e, y);
-    y = next;
-  }
+  // kfuse_rsqrt_rn: the f64 reciprocal root, rounded once.
+  std::string x = reg(F64), nx = reg(F64);
+  std::string y = emitRsqrtF64(a, x, nx);
   std::string root = reg(F32);
   line("cvt.rn.f32.f64 {}, {}", root, y);
   // +-0 gives +-inf (the sign bit of a on inf's bits), +inf gives 0.
