@@ -1078,20 +1078,6 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
 
 namespace kfuse {
 
-ArgLevel getValueLevel(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return ArgLevel::tensor;
-  if (tensor.getRank() != 2)
-    return ArgLevel::element;
-  bool oneRow = tensor.getDimSize(0) == 1,
-       oneColumn = tensor.getDimSize(1) == 1;
-  return oneRow && oneColumn ? ArgLevel::tensor
-         : oneColumn         ? ArgLevel::row
-         : oneRow            ? ArgLevel::column
-                             : ArgLevel::element;
-}
-
 FailureOr<KernelPlan> emitCuda(func::FuncOp update,
                                const PtxTarget *ptxTarget) {
   return update::UpdateEmitter(update, ptxTarget).emit();

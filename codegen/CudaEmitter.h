@@ -3,6 +3,7 @@
 #ifndef KFUSE_CODEGEN_CUDAEMITTER_H
 #define KFUSE_CODEGEN_CUDAEMITTER_H
 
+#include "codegen/CudaOps.h"
 #include "codegen/KernelPlan.h"
 #include "codegen/PtxEmitter.h"
 #include "dialect/KFuseOps.h"
@@ -14,12 +15,6 @@ namespace kfuse {
 /// With `ptxTarget`, also writes the kernels as PTX for that GPU into
 /// KernelPlan::ptx where the direct PTX emitter covers them all, and why not
 /// into KernelPlan::ptxUnsupported otherwise.
-/// The level of a value of an update by its type: per element (any 1-D
-/// tensor, or rows x columns), per row (rows x 1), per column (1 x columns),
-/// per tensor (1 x 1, or a scalar). The arguments of plans and updates
-/// (ArgInfo::level) and the 2-D kernels' loops take it from here.
-ArgLevel getValueLevel(mlir::Type type);
-
 mlir::FailureOr<KernelPlan> emitCuda(mlir::func::FuncOp update,
                                      const PtxTarget *ptxTarget = nullptr);
 

@@ -23,18 +23,22 @@ using namespace mlir;
 
 namespace kfuse {
 
-NormShape getNormShape(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || tensor.getRank() != 2)
-    return NormShape::scalar;
-  if (tensor.getDimSize(0) == 1)
-    return NormShape::col;
-  if (tensor.getDimSize(1) == 1)
-    return NormShape::row;
-  return NormShape::full;
-}
-
 namespace norm {
+
+/// How a norm's messages name the tensor at `level`.
+static const char *normLevelName(ArgLevel level) {
+  switch (level) {
+  case ArgLevel::element:
+    return "full";
+  case ArgLevel::row:
+    return "row";
+  case ArgLevel::column:
+    return "column";
+  case ArgLevel::tensor:
+    return "1 x 1";
+  }
+  return "?";
+}
 
 static const char *kindName(ValueKind kind) {
   switch (kind) {
@@ -52,18 +56,19 @@ static const char *kindName(ValueKind kind) {
   return "?";
 }
 
-static ValueKind toKind(NormShape shape) {
-  switch (shape) {
-  case NormShape::full:
+/// The kind of a tensor at `level`. A norm's 1 x 1 tensor (getValueLevel's
+/// tensor level) is a column of a one-column norm.
+static ValueKind toKind(ArgLevel level) {
+  switch (level) {
+  case ArgLevel::element:
     return ValueKind::full;
-  case NormShape::row:
+  case ArgLevel::row:
     return ValueKind::row;
-  case NormShape::col:
+  case ArgLevel::column:
+  case ArgLevel::tensor:
     return ValueKind::col;
-  case NormShape::scalar:
-    return ValueKind::scalar;
   }
-  return ValueKind::scalar;
+  return ValueKind::full;
 }
 
 /// The kind of values of both kinds combined elementwise: scalars take the
@@ -123,11 +128,11 @@ private:
 
 LogicalResult NormAnalyzer::collectArgs() {
   int64_t cols = options.cols;
-  if (!options.argShapes.empty() &&
-      options.argShapes.size() != func.getNumArguments())
+  if (!options.argLevels.empty() &&
+      options.argLevels.size() != func.getNumArguments())
     return func.emitOpError()
            << "has " << func.getNumArguments() << " arguments but "
-           << options.argShapes.size() << " argument shapes were given";
+           << options.argLevels.size() << " argument levels were given";
   for (BlockArgument arg : func.getArguments()) {
     unsigned index = arg.getArgNumber();
     std::string name = getArgName(func, index);
@@ -136,11 +141,9 @@ LogicalResult NormAnalyzer::collectArgs() {
         (*role != Role::input && *role != Role::output && *role != Role::hyper))
       return func.emitOpError() << "argument #" << index << " '" << name
                                 << "' needs the role input, output or hyper";
-    NormArg info;
+    ArgInfo info;
     info.name = name;
-    info.role = *role == Role::input    ? NormArg::Role::input
-                : *role == Role::output ? NormArg::Role::output
-                                        : NormArg::Role::hyper;
+    info.role = static_cast<ArgRole>(*role);
     info.defaultValue = getArgDefault(func, index);
     Type type = arg.getType();
     if (*role == Role::hyper) {
@@ -148,7 +151,7 @@ LogicalResult NormAnalyzer::collectArgs() {
         return func.emitOpError()
                << "hyper argument #" << index << " '" << name << "' has type "
                << type << "; hyperparameters are f32 scalars";
-      info.shape = NormShape::scalar;
+      program.kinds[arg] = ValueKind::scalar;
     } else {
       auto tensor = dyn_cast<RankedTensorType>(type);
       std::optional<DType> dtype =
@@ -158,32 +161,32 @@ LogicalResult NormAnalyzer::collectArgs() {
                << "argument #" << index << " '" << name << "' has type " << type
                << "; norm tensors are 2-D of f32, bf16 or f16";
       info.dtype = *dtype;
-      if (!options.argShapes.empty()) {
-        info.shape = options.argShapes[index];
+      if (!options.argLevels.empty()) {
+        info.level = options.argLevels[index];
       } else if (cols == 1 && tensor.getDimSize(1) == 1) {
         return func.emitOpError()
                << "argument #" << index << " '" << name
                << "': with one column, full and row tensors have the same "
                   "type; the argument shapes as written must be given";
       } else {
-        info.shape = getNormShape(type);
+        info.level = getValueLevel(type);
       }
       // The specialized type must be the shape with the row length bound.
-      int64_t rows = info.shape == NormShape::col ? 1 : ShapedType::kDynamic;
-      int64_t extent = info.shape == NormShape::row ? 1 : cols;
+      int64_t rows = info.level == ArgLevel::column ? 1 : ShapedType::kDynamic;
+      int64_t extent = info.level == ArgLevel::row ? 1 : cols;
       // (kfuse-specialize leaves a dynamic column extent with one
       // column; the code generator takes the row length from `cols`.)
       int64_t written = tensor.getDimSize(1);
-      if (info.shape == NormShape::scalar || tensor.getDimSize(0) != rows ||
+      if (info.level == ArgLevel::tensor || tensor.getDimSize(0) != rows ||
           (written != extent && !ShapedType::isDynamic(written)))
         return func.emitOpError()
                << "argument #" << index << " '" << name << "' of type " << type
-               << " is not a specialized " << normShapeName(info.shape)
+               << " is not a specialized " << normLevelName(info.level)
                << " tensor of " << cols
                << " columns (run kfuse-specialize with cols=" << cols
                << " first; the row count stays dynamic)";
+      program.kinds[arg] = toKind(info.level);
     }
-    program.kinds[arg] = toKind(info.shape);
     program.levels[arg] = 0;
     program.plan.args.push_back(std::move(info));
   }
@@ -239,8 +242,7 @@ LogicalResult NormAnalyzer::classify(Operation *op) {
     ValueKind like = program.kindOf(broadcast.getLike());
     ValueKind target = like;
     if (like == ValueKind::scalar || like == ValueKind::columnSum) {
-      NormShape shape = getNormShape(result.getType());
-      target = shape == NormShape::scalar ? ValueKind::full : toKind(shape);
+      target = toKind(getValueLevel(result.getType()));
     }
     bool widens = (value == ValueKind::row || value == ValueKind::col) &&
                   target == ValueKind::full;
@@ -274,20 +276,20 @@ LogicalResult NormAnalyzer::classify(Operation *op) {
 
 LogicalResult NormAnalyzer::classifyWrite(WriteOp write) {
   unsigned index = getWriteTarget(write).getArgNumber();
-  const NormArg &target = program.plan.args[index];
+  const ArgInfo &target = program.plan.args[index];
   ValueKind kind = program.kindOf(write.getValue());
-  switch (target.shape) {
-  case NormShape::full:
+  switch (target.level) {
+  case ArgLevel::element:
     if (kind == ValueKind::columnSum)
       break;
     program.elementWrites.push_back(write);
     return success();
-  case NormShape::row:
+  case ArgLevel::row:
     if (kind != ValueKind::scalar && kind != ValueKind::row)
       break;
     program.rowWrites.push_back(write);
     return success();
-  case NormShape::col: {
+  case ArgLevel::column: {
     if (kind != ValueKind::columnSum)
       return write.emitOpError()
              << "writes a " << kindName(kind) << " value to column output '"
@@ -306,12 +308,12 @@ LogicalResult NormAnalyzer::classifyWrite(WriteOp write) {
     program.columnOutputs.push_back(std::move(output));
     return success();
   }
-  case NormShape::scalar:
+  case ArgLevel::tensor:
     break;
   }
   return write.emitOpError()
          << "writes a " << kindName(kind) << " value to "
-         << normShapeName(target.shape) << " output '" << target.name << "'";
+         << normLevelName(target.level) << " output '" << target.name << "'";
 }
 
 void NormAnalyzer::markNeeded(Value root) {

@@ -13,6 +13,7 @@
 #include "codegen/NormPlan.h"
 #include "dialect/KFuseOps.h"
 
+#include <string>
 #include <vector>
 
 namespace kfuse {
@@ -23,11 +24,11 @@ struct NormEmitOptions {
   /// The row length the norm was specialized on (kfuse-specialize's
   /// `cols`).
   int64_t cols = -1;
-  /// The shape of each argument as written, before specialization (full,
-  /// row, column or scalar). With `cols` == 1 a full tensor and a row
-  /// tensor have the same type, so only this tells them apart. Empty: read
-  /// from the argument types, which needs `cols` > 1.
-  std::vector<NormShape> argShapes;
+  /// The level of each argument as written, before specialization
+  /// (getValueLevel). With `cols` == 1 a full tensor and a row tensor have
+  /// the same type, so only this tells them apart. Empty: read from the
+  /// argument types, which needs `cols` > 1.
+  std::vector<ArgLevel> argLevels;
   /// Most elements of one tensor a thread keeps in registers (the row is
   /// split over at most 1024 threads; longer rows take the looped variant).
   unsigned maxElementsPerThread = 32;
@@ -84,10 +85,26 @@ struct NormEmitOptions {
 mlir::FailureOr<NormPlan> emitNormCuda(mlir::func::FuncOp norm,
                                        const NormEmitOptions &options);
 
-/// The shape class of a norm tensor type as written (before specialization):
-/// `?x1` is a row, `1x?` a column, anything else with two dimensions full.
-/// Scalars are `scalar`.
-NormShape getNormShape(mlir::Type type);
+/// The emitter's options for the norm `norm` as written (its argument
+/// levels; call before runPipeline specializes it) over `cols` columns, with
+/// the layout knobs the environment sets.
+NormEmitOptions getNormEmitOptions(mlir::func::FuncOp norm, int64_t cols);
+
+/// The layout overrides the environment sets for measuring
+/// (KFUSE_NORM_STAGES, KFUSE_NORM_MIN_THREADS_PER_SM, KFUSE_NORM_LAUNCH_BLOCKS,
+/// KFUSE_NORM_MAX_ELEMENTS,
+/// KFUSE_NORM_BLOCK_SIZE, KFUSE_NORM_SUMS, KFUSE_NORM_COLUMNS), as a
+/// cache-key fragment: kernels compiled under other overrides are other
+/// kernels. Read once per process, at the first call; with
+/// KFUSE_NORM_LIVE_KNOBS=1 at every call, for processes that change the
+/// knobs between compiles (bench/ab_norm.py, bench/sweep_norm.py).
+/// getNormEmitOptions always reads them afresh.
+const std::string &normTuningKey();
+
+/// Whether KFUSE_NORM_LIVE_KNOBS=1 asks for the norm knobs (the layout ones
+/// above and the runtime's KFUSE_NORM_BLOCKS_PER_SM) to be read at every
+/// use instead of once per process.
+bool normLiveKnobs();
 
 } // namespace kfuse
 

@@ -39,6 +39,12 @@ using namespace mlir;
 namespace kfuse::norm {
 namespace {
 
+/// The level of norm argument `arg` in the kernel: a hyperparameter is one
+/// value for the whole launch (the tensor level), a tensor its own.
+ArgLevel levelOf(const ArgInfo &arg) {
+  return arg.role == ArgRole::hyper ? ArgLevel::tensor : arg.level;
+}
+
 /// Device helpers of `variance` row reductions: Chan et al.'s merge of two
 /// parts' (count, mean, sum of squared deviations). The share of the second
 /// part takes the fast division: its last-bit error is far below the
@@ -235,8 +241,8 @@ private:
     return kind == ValueKind::full || kind == ValueKind::col;
   }
   bool isFullInput(unsigned index) const {
-    return plan.args[index].shape == NormShape::full &&
-           plan.args[index].role == NormArg::Role::input;
+    return levelOf(plan.args[index]) == ArgLevel::element &&
+           plan.args[index].role == ArgRole::input;
   }
 
   NormProgram &program;
@@ -337,11 +343,11 @@ LogicalResult SourceEmitter::nameValues() {
     stagedNames.emplace_back();
     std::string local;
     Value value = func.getArgument(index);
-    switch (arg.shape) {
-    case NormShape::full:
+    switch (levelOf(arg)) {
+    case ArgLevel::element:
       local = names.unique(paramNames.back() + "_v");
       vectorOf[value] = local + "[i]";
-      if (layout.stages > 0 && arg.role == NormArg::Role::input) {
+      if (layout.stages > 0 && arg.role == ArgRole::input) {
         stagedNames.back() = names.unique(paramNames.back() + "_l");
         stageBases[index] = names.unique(paramNames.back() + "_stage");
         copyTargets[index] = names.unique(paramNames.back() + "_to");
@@ -349,21 +355,21 @@ LogicalResult SourceEmitter::nameValues() {
       }
       spelled[value] = vectorOf[value] + ".v[j]";
       break;
-    case NormShape::col:
+    case ArgLevel::column:
       local = names.unique(paramNames.back() + "_c");
       vectorOf[value] = layout.columnInputsInRegisters ? local + "[i]" : local;
       spelled[value] = vectorOf[value] + ".v[j]";
       break;
-    case NormShape::row:
-    case NormShape::scalar:
+    case ArgLevel::row:
+    case ArgLevel::tensor:
       local = names.unique(paramNames.back() +
-                           (arg.shape == NormShape::row ? "_r" : "_f"));
+                           (levelOf(arg) == ArgLevel::row ? "_r" : "_f"));
       spelled[value] = local;
       break;
     }
     localNames.push_back(local);
-    outputNames.push_back(arg.role == NormArg::Role::output &&
-                                  arg.shape == NormShape::full
+    outputNames.push_back(arg.role == ArgRole::output &&
+                                  levelOf(arg) == ArgLevel::element
                               ? names.unique(paramNames.back() + "_w")
                               : "");
   }
@@ -476,7 +482,7 @@ std::string SourceEmitter::emitVectorLoads(StringRef indent,
 std::string SourceEmitter::emitColumnInputLoads(StringRef indent) {
   SmallVector<unsigned> inputs;
   for (auto [index, arg] : llvm::enumerate(plan.args))
-    if (arg.shape == NormShape::col && arg.role == NormArg::Role::input &&
+    if (levelOf(arg) == ArgLevel::column && arg.role == ArgRole::input &&
         program.needed.contains(func.getArgument(index)))
       inputs.push_back(index);
   return emitVectorLoads(indent, inputs, /*perRow=*/false);
@@ -547,8 +553,8 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
     if (!visited.insert(value).second || !isElementKind(value))
       continue;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
-      (plan.args[arg.getArgNumber()].shape == NormShape::full ? fullInputs
-                                                              : colInputs)
+      (levelOf(plan.args[arg.getArgNumber()]) == ArgLevel::element ? fullInputs
+                                                                   : colInputs)
           .insert(arg.getArgNumber());
       continue;
     }
@@ -893,13 +899,12 @@ std::string SourceEmitter::emitColumnPartials() {
 FailureOr<std::string> SourceEmitter::emitRowKernel() {
   SmallVector<std::string> params;
   for (auto [index, arg] : llvm::enumerate(plan.args))
-    if (arg.shape != NormShape::scalar)
-      params.push_back(
-          fmt::format("{}{} *__restrict__ {}",
-                      arg.role == NormArg::Role::input ? "const " : "",
-                      getCudaStorageType(arg.dtype), paramNames[index]));
+    if (levelOf(arg) != ArgLevel::tensor)
+      params.push_back(fmt::format(
+          "{}{} *__restrict__ {}", arg.role == ArgRole::input ? "const " : "",
+          getCudaStorageType(arg.dtype), paramNames[index]));
   for (auto [index, arg] : llvm::enumerate(plan.args))
-    if (arg.shape == NormShape::scalar)
+    if (levelOf(arg) == ArgLevel::tensor)
       params.push_back("double " + paramNames[index]);
   params.push_back("long long rows");
   params.push_back("float *__restrict__ partials");
@@ -912,7 +917,7 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
   out += "  kfuse_grid_dependency_sync();\n";
   // Uniform values, once per thread.
   for (auto [index, arg] : llvm::enumerate(plan.args))
-    if (arg.shape == NormShape::scalar &&
+    if (levelOf(arg) == ArgLevel::tensor &&
         program.needed.contains(func.getArgument(index)))
       out += fmt::format("  const float {} = (float){};\n", localNames[index],
                          paramNames[index]);
@@ -1037,7 +1042,7 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
     out += emitVectorLoads("    ", inputs, /*perRow=*/true);
   }
   for (auto [index, arg] : llvm::enumerate(plan.args))
-    if (arg.shape == NormShape::row && arg.role == NormArg::Role::input &&
+    if (levelOf(arg) == ArgLevel::row && arg.role == ArgRole::input &&
         program.needed.contains(func.getArgument(index))) {
       const char *type = getCudaStorageType(arg.dtype);
       out += fmt::format("    const {0} {1} = valid ? {2}[row] : ({0})0;\n",
@@ -1191,10 +1196,10 @@ LogicalResult SourceEmitter::emit() {
   demand = RegisterDemand();
   SmallVector<unsigned> fullInputs;
   for (auto [index, arg] : llvm::enumerate(plan.args)) {
-    if (arg.role != NormArg::Role::input ||
+    if (arg.role != ArgRole::input ||
         !program.needed.contains(func.getArgument(index)))
       continue;
-    if (arg.shape == NormShape::full) {
+    if (levelOf(arg) == ArgLevel::element) {
       ++demand.fullInputs;
       demand.fullInputBytes += dtypeSize(arg.dtype);
       demand.narrowestInputBytes =
@@ -1202,7 +1207,7 @@ LogicalResult SourceEmitter::emit() {
       demand.widestInputBytes =
           std::max(demand.widestInputBytes, dtypeSize(arg.dtype));
       fullInputs.push_back(index);
-    } else if (arg.shape == NormShape::col) {
+    } else if (levelOf(arg) == ArgLevel::column) {
       ++demand.colInputs;
     }
   }

@@ -160,6 +160,20 @@ static LogicalResult checkI1(Operation *op) {
   return success();
 }
 
+ArgLevel getValueLevel(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return ArgLevel::tensor;
+  if (tensor.getRank() != 2)
+    return ArgLevel::element;
+  bool oneRow = tensor.getDimSize(0) == 1,
+       oneColumn = tensor.getDimSize(1) == 1;
+  return oneRow && oneColumn ? ArgLevel::tensor
+         : oneColumn         ? ArgLevel::row
+         : oneRow            ? ArgLevel::column
+                             : ArgLevel::element;
+}
+
 namespace {
 /// How an f32 op is spelled in CUDA (an operator, a function, negation or
 /// rsqrt's 1 / sqrt) and computed by a host uniform program: one list for

@@ -18,6 +18,12 @@ namespace kfuse {
 /// has one.
 std::optional<DType> getStorageDType(mlir::Type type);
 
+/// The level of a value by its type: per element (any 1-D tensor, or rows
+/// x columns), per row (rows x 1), per column (1 x columns), per tensor
+/// (1 x 1, or a scalar). Kernel arguments (ArgInfo::level) and the 2-D
+/// kernels' loops, updates and norms, take it from here.
+ArgLevel getValueLevel(mlir::Type type);
+
 /// The C++ type a scalar of `type` has in generated code: `float` for f32,
 /// the 16-bit pattern for bf16 and f16, `bool` for i1; none otherwise.
 std::optional<llvm::StringRef> getCudaScalarType(mlir::Type type);

@@ -65,6 +65,65 @@ const char *argRoleName(ArgRole role) {
   return "?";
 }
 
+std::string Specialization::key() const {
+  return std::string("param=") + dtypeName(paramDType) +
+         ";grad=" + dtypeName(gradDType) + ";state=" + dtypeName(stateDType) +
+         ";model=" + dtypeName(modelDType) + ";numel=" + std::to_string(numel) +
+         ";align=" + std::to_string(alignment) +
+         // Only when set, so that the keys of earlier plans stay as they were.
+         (numelMultiple > 1 ? ";multiple=" + std::to_string(numelMultiple)
+                            : std::string()) +
+         (argDTypes.empty() ? std::string()
+                            : ";args=" +
+                                  [&] {
+                                    std::string names;
+                                    for (DType dtype : argDTypes)
+                                      names +=
+                                          std::string(dtypeName(dtype)) + ",";
+                                    return names;
+                                  }()) +
+         (cols >= 0 ? ";cols=" + std::to_string(cols) : std::string());
+}
+
+DType Specialization::dtypeOf(unsigned index, ArgRole role) const {
+  return index < argDTypes.size() ? argDTypes[index] : roleDType(role);
+}
+
+DType Specialization::roleDType(ArgRole role) const {
+  switch (role) {
+  case ArgRole::param:
+    return paramDType;
+  case ArgRole::grad:
+    return gradDType;
+  case ArgRole::model:
+    return modelDType;
+  default:
+    return stateDType;
+  }
+}
+
+bool Specialization::operator==(const Specialization &other) const {
+  return paramDType == other.paramDType && gradDType == other.gradDType &&
+         stateDType == other.stateDType && modelDType == other.modelDType &&
+         argDTypes == other.argDTypes && numel == other.numel &&
+         cols == other.cols && alignment == other.alignment &&
+         numelMultiple == other.numelMultiple;
+}
+
+const char *argLevelName(ArgLevel level) {
+  switch (level) {
+  case ArgLevel::element:
+    return "element";
+  case ArgLevel::tensor:
+    return "tensor";
+  case ArgLevel::row:
+    return "row";
+  case ArgLevel::column:
+    return "column";
+  }
+  return "?";
+}
+
 /// arith.maximumf / minimumf as the device computes them (kfuse_maximumf
 /// takes floats): NaN wins, -0 < +0.
 static float maximumF32(float a, float b, bool maximum) {

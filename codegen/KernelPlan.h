@@ -28,12 +28,15 @@ unsigned dtypeSize(DType dtype);
 enum class ArgRole { param, grad, state, hyper, model, input, output };
 const char *argRoleName(ArgRole role);
 
-/// One argument of the update, as a caller passes it.
 /// How many values an argument holds per tensor: one per element, one per
-/// tensor (a state at the tensor level), or, in a 2-D update, one per row
-/// (rows x 1) or per column (1 x columns). The C API's kfuse_arg_info.level.
+/// tensor (a state at the tensor level), or, in a 2-D kernel (a norm or a
+/// 2-D update), one per row (rows x 1) or per column (1 x columns). The C
+/// API's kfuse_arg_info.level. A hyperparameter is at the element level: its
+/// role says it is one value per launch.
 enum class ArgLevel : int32_t { element = 0, tensor = 1, row = 2, column = 3 };
+const char *argLevelName(ArgLevel level);
 
+/// One argument of a kernel (an update or a norm), as a caller passes it.
 struct ArgInfo {
   std::string name;
   ArgRole role;
@@ -43,6 +46,39 @@ struct ArgInfo {
   /// A state at the tensor level (kfuse.level): one f32 per tensor, which a
   /// multi-tensor plan binds as a one-element tensor per group.
   bool perTensor() const { return level == ArgLevel::tensor; }
+};
+
+/// What one compiled kernel is specialized on.
+struct Specialization {
+  /// Storage dtypes by role: the shorthands for every argument that
+  /// argDTypes does not give one.
+  DType paramDType = DType::f32;
+  DType gradDType = DType::f32;
+  DType stateDType = DType::f32;
+  DType modelDType = DType::bf16; // model copies of master weights
+  /// The storage dtype of each argument of the kernel as written (indexed
+  /// like its arguments; hyper and tensor-level slots are ignored), as a
+  /// launch's tensors have them: an exp_avg in bf16 beside an f32
+  /// exp_avg_sq. Empty: by role (a norm's inputs and outputs take
+  /// stateDType).
+  std::vector<DType> argDTypes;
+  int64_t numel = -1;      // a 1-D update's element count; -1: dynamic
+  int64_t cols = -1;       // a norm's row length; must be set (> 0) for norms
+  unsigned alignment = 16; // bytes, a power of two
+  /// A power of two a dynamic numel is a multiple of: the vector loop then
+  /// covers every element when it is a multiple of the vector width.
+  unsigned numelMultiple = 1;
+  /// A stable text form, part of cache keys.
+  std::string key() const;
+  /// The storage dtype of argument `index`, of role `role`.
+  DType dtypeOf(unsigned index, ArgRole role) const;
+  /// The shorthand dtype of `role` (states for any role but param, grad
+  /// and model).
+  DType roleDType(ArgRole role) const;
+  bool operator==(const Specialization &other) const;
+  bool operator!=(const Specialization &other) const {
+    return !(*this == other);
+  }
 };
 
 /// One parameter of a generated kernel, in signature order.

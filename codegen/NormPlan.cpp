@@ -7,31 +7,7 @@
 
 namespace kfuse {
 
-const char *normShapeName(NormShape shape) {
-  switch (shape) {
-  case NormShape::full:
-    return "full";
-  case NormShape::row:
-    return "row";
-  case NormShape::col:
-    return "col";
-  case NormShape::scalar:
-    return "scalar";
-  }
-  return "?";
-}
-
-std::string NormSpecialization::key() const {
-  std::string key = "norm;cols=" + std::to_string(cols) +
-                    ";align=" + std::to_string(alignment) + ";dtypes=";
-  for (DType dtype : dtypes) {
-    key += dtypeName(dtype);
-    key += ',';
-  }
-  return key;
-}
-
-std::optional<uint64_t> normMinimumBytes(llvm::ArrayRef<NormArg> args,
+std::optional<uint64_t> normMinimumBytes(llvm::ArrayRef<ArgInfo> args,
                                          llvm::ArrayRef<DType> dtypes,
                                          int64_t rows, int64_t cols) {
   if (rows < 0 || cols < 0)
@@ -39,22 +15,25 @@ std::optional<uint64_t> normMinimumBytes(llvm::ArrayRef<NormArg> args,
   bool overflowed = false; // each Saturating* call sets it
   uint64_t bytes = 0;
   for (auto [index, arg] : llvm::enumerate(args)) {
+    if (arg.role == ArgRole::hyper)
+      continue;
     uint64_t elements = 0;
-    switch (arg.shape) {
-    case NormShape::full:
+    switch (arg.level) {
+    case ArgLevel::element:
       elements =
           llvm::SaturatingMultiply(uint64_t(rows), uint64_t(cols), &overflowed);
       if (overflowed)
         return std::nullopt;
       break;
-    case NormShape::row:
+    case ArgLevel::row:
       elements = uint64_t(rows);
       break;
-    case NormShape::col:
+    case ArgLevel::column:
       elements = uint64_t(cols);
       break;
-    case NormShape::scalar:
-      continue;
+    case ArgLevel::tensor:
+      elements = 1;
+      break;
     }
     DType dtype = index < dtypes.size() ? dtypes[index] : arg.dtype;
     bytes = llvm::SaturatingMultiplyAdd(elements, uint64_t(dtypeSize(dtype)),

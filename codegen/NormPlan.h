@@ -3,7 +3,7 @@
 //
 // Plain data, free of MLIR, for a function marked `kfuse.norm` (LayerNorm,
 // RMSNorm, forward or backward): the generated CUDA source for one
-// specialization (a dtype per tensor argument and a static row length) and
+// Specialization (a dtype per tensor argument and a static row length) and
 // how to launch it. The runtime compiles and launches from this alone.
 //
 // Launch ABI (every norm plan):
@@ -55,34 +55,9 @@
 
 namespace kfuse {
 
-/// How a norm argument is shaped: one value per element, per row, per
-/// column, or a scalar hyperparameter.
-enum class NormShape { full, row, col, scalar };
-const char *normShapeName(NormShape shape);
-
-/// One argument of a norm function, as a caller passes it.
-struct NormArg {
-  std::string name;
-  enum class Role { input, output, hyper } role;
-  NormShape shape;
-  DType dtype = DType::f32; // storage dtype of a tensor; f32 for hypers
-  std::optional<double> defaultValue;
-};
-
-/// What one compiled norm is specialized on.
-struct NormSpecialization {
-  /// Storage dtype of each argument, in argument order (hyper slots are
-  /// ignored). Empty: every tensor f32.
-  std::vector<DType> dtypes;
-  int64_t cols = -1;       // the row length; must be set (> 0)
-  unsigned alignment = 16; // bytes every pointer and row start is aligned to
-  /// A stable text form, part of cache keys.
-  std::string key() const;
-};
-
 struct NormPlan {
   std::string normName;
-  std::vector<NormArg> args; // dtypes as specialized
+  std::vector<ArgInfo> args; // dtypes as specialized
   int64_t cols = 0;
   std::string location; // IR location of the function, for errors
   std::string source;   // CUDA C++ for both kernels
@@ -137,7 +112,7 @@ struct NormPlan {
 /// `dtypes` (one per argument, hyper entries ignored; empty: each
 /// argument's own dtype): every tensor read or written once. Nothing when
 /// an extent is negative or the count passes 2^64.
-std::optional<uint64_t> normMinimumBytes(llvm::ArrayRef<NormArg> args,
+std::optional<uint64_t> normMinimumBytes(llvm::ArrayRef<ArgInfo> args,
                                          llvm::ArrayRef<DType> dtypes,
                                          int64_t rows, int64_t cols);
 

@@ -1,9 +1,10 @@
-//===- Pipeline.cpp - from update IR text to a kernel plan ---------------===//
+//===- Pipeline.cpp - from kernel IR text to a plan -----------------------===//
 
 #include "codegen/Pipeline.h"
 
 #include "codegen/CudaEmitter.h"
 #include "codegen/CudaNorm.h"
+#include "codegen/CudaOps.h"
 #include "codegen/DiagnosticErrors.h"
 #include "dialect/KFuseUpdate.h"
 #include "dialect/SourceLimits.h"
@@ -19,39 +20,6 @@
 using namespace mlir;
 
 namespace kfuse {
-
-std::string Specialization::key() const {
-  return std::string("param=") + dtypeName(paramDType) +
-         ";grad=" + dtypeName(gradDType) + ";state=" + dtypeName(stateDType) +
-         ";model=" + dtypeName(modelDType) + ";numel=" + std::to_string(numel) +
-         ";align=" + std::to_string(alignment) +
-         // Only when set, so that the keys of earlier plans stay as they were.
-         (numelMultiple > 1 ? ";multiple=" + std::to_string(numelMultiple)
-                            : std::string()) +
-         (argDTypes.empty() ? std::string() : ";args=" + [&] {
-           std::string names;
-           for (DType dtype : argDTypes)
-             names += std::string(dtypeName(dtype)) + ",";
-           return names;
-         }());
-}
-
-DType Specialization::dtypeOf(unsigned index, ArgRole role) const {
-  return index < argDTypes.size() ? argDTypes[index] : roleDType(role);
-}
-
-DType Specialization::roleDType(ArgRole role) const {
-  switch (role) {
-  case ArgRole::param:
-    return paramDType;
-  case ArgRole::grad:
-    return gradDType;
-  case ArgRole::model:
-    return modelDType;
-  default:
-    return stateDType;
-  }
-}
 
 std::unique_ptr<MLIRContext> createContext() {
   DialectRegistry registry;
@@ -159,9 +127,43 @@ llvm::Expected<OwningOpRef<ModuleOp>> parseKernelModule(MLIRContext &context,
   return std::move(parsed->module);
 }
 
+/// The norm pipeline: kfuse-specialize (a dtype per tensor argument, the
+/// row length, the alignment), canonicalize and CSE; the update options
+/// have nothing to act on.
+static llvm::Error runNormPipeline(func::FuncOp norm,
+                                   const Specialization &spec) {
+  MLIRContext *context = norm.getContext();
+  SpecializePassOptions options;
+  options.cols = spec.cols;
+  options.alignment = spec.alignment;
+  if (!spec.argDTypes.empty()) {
+    if (spec.argDTypes.size() != norm.getNumArguments())
+      return llvm::createStringError(formatLocation(norm.getLoc()) +
+                                     ": error: expected " +
+                                     std::to_string(norm.getNumArguments()) +
+                                     " dtypes, one per argument, got " +
+                                     std::to_string(spec.argDTypes.size()));
+    for (auto [type, dtype] :
+         llvm::zip_equal(norm.getArgumentTypes(), spec.argDTypes))
+      if (isa<RankedTensorType>(type))
+        options.argDTypes.push_back(dtypeName(dtype));
+  }
+  DiagnosticErrors errors(context);
+  PassManager pm(context);
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createSpecializePass(options));
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+  if (failed(pm.run(norm->getParentOfType<ModuleOp>())))
+    return errors.takeError("the kfuse norm pipeline failed");
+  return llvm::Error::success();
+}
+
 llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
                         const PipelineOptions &options) {
   MLIRContext *context = module.getContext();
+  if (func::FuncOp norm = findNorm(module))
+    return runNormPipeline(norm, spec);
   DiagnosticErrors errors(context);
   func::FuncOp matrixUpdate = findUpdate(module);
   if (matrixUpdate && !isMatrixUpdate(matrixUpdate))
@@ -270,26 +272,33 @@ MLIRContext &threadContext() {
   return *context;
 }
 
-std::vector<ArgInfo> describeUpdate(func::FuncOp update) {
+std::vector<ArgInfo> describeArgs(func::FuncOp kernel) {
   std::vector<ArgInfo> args;
-  for (unsigned i = 0, e = update.getNumArguments(); i < e; ++i) {
+  for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
     ArgInfo info;
-    info.name = getArgName(update, i);
-    info.role = static_cast<ArgRole>(*getArgRole(update, i));
-    info.defaultValue = getArgDefault(update, i);
+    info.name = getArgName(kernel, i);
+    info.role = static_cast<ArgRole>(*getArgRole(kernel, i));
+    info.defaultValue = getArgDefault(kernel, i);
     // A scalar state is per element in element form unless kfuse.level
     // says per tensor; a tensor's shape gives its level.
-    Type type = update.getArgumentTypes()[i];
-    info.level = isPerTensorArg(update, i)     ? ArgLevel::tensor
+    Type type = kernel.getArgumentTypes()[i];
+    info.level = isPerTensorArg(kernel, i)     ? ArgLevel::tensor
                  : isa<RankedTensorType>(type) ? getValueLevel(type)
                                                : ArgLevel::element;
-    Type element = getElementTypeOrSelf(update.getArgumentTypes()[i]);
-    info.dtype = element.isBF16()  ? DType::bf16
-                 : element.isF16() ? DType::f16
-                                   : DType::f32;
+    info.dtype =
+        getStorageDType(getElementTypeOrSelf(type)).value_or(DType::f32);
     args.push_back(std::move(info));
   }
   return args;
+}
+
+llvm::Expected<std::vector<ArgInfo>>
+describeKernel(StringRef text, StringRef bufferName, KernelKind kind) {
+  auto module = parseKernelModule(threadContext(), text, bufferName, kind);
+  if (!module)
+    return module.takeError();
+  return describeArgs(kind == KernelKind::norm ? findNorm(**module)
+                                               : findUpdate(**module));
 }
 
 llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
@@ -311,6 +320,31 @@ llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
   if (failed(plan))
     return errors.takeError("code generation failed");
   return std::move(*plan);
+}
+
+llvm::Expected<NormPlan> emitNormPlan(ModuleOp module,
+                                      const NormEmitOptions &options) {
+  func::FuncOp norm = findNorm(module);
+  if (!norm)
+    return llvm::createStringError(
+        "no func.func with the 'kfuse.norm' attribute");
+  DiagnosticErrors errors(module.getContext());
+  FailureOr<NormPlan> plan = emitNormCuda(norm, options);
+  if (failed(plan))
+    return errors.takeError("norm code generation failed");
+  return std::move(*plan);
+}
+
+llvm::Expected<NormPlan> compileNormToPlan(StringRef text, StringRef bufferName,
+                                           const Specialization &spec) {
+  MLIRContext &context = threadContext();
+  auto module = parseKernelModule(context, text, bufferName, KernelKind::norm);
+  if (!module)
+    return module.takeError();
+  NormEmitOptions options = getNormEmitOptions(findNorm(**module), spec.cols);
+  if (llvm::Error error = runPipeline(**module, spec, PipelineOptions()))
+    return std::move(error);
+  return emitNormPlan(**module, options);
 }
 
 } // namespace kfuse

@@ -1,9 +1,11 @@
-//===- Pipeline.h - from update IR text to a kernel plan --------*- C++ -*-===//
+//===- Pipeline.h - from kernel IR text to a plan ---------------*- C++ -*-===//
 
 #ifndef KFUSE_CODEGEN_PIPELINE_H
 #define KFUSE_CODEGEN_PIPELINE_H
 
+#include "codegen/CudaNorm.h"
 #include "codegen/KernelPlan.h"
+#include "codegen/NormPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -15,33 +17,6 @@
 #include <vector>
 
 namespace kfuse {
-
-/// What one compiled kernel is specialized on.
-struct Specialization {
-  /// Storage dtypes by role: the shorthands for every argument that
-  /// argDTypes does not give one.
-  DType paramDType = DType::f32;
-  DType gradDType = DType::f32;
-  DType stateDType = DType::f32;
-  DType modelDType = DType::bf16; // model copies of master weights
-  /// The storage dtype of each argument of the update as written (indexed
-  /// like its arguments; hyper and tensor-level slots are ignored), as a
-  /// launch's tensors have them: an exp_avg in bf16 beside an f32
-  /// exp_avg_sq. Empty: by role.
-  std::vector<DType> argDTypes;
-  int64_t numel = -1;      // -1: dynamic
-  unsigned alignment = 16; // bytes, a power of two
-  /// A power of two a dynamic numel is a multiple of: the vector loop then
-  /// covers every element when it is a multiple of the vector width.
-  unsigned numelMultiple = 1;
-  /// A stable text form, part of cache keys.
-  std::string key() const;
-  /// The storage dtype of argument `index`, of role `role`.
-  DType dtypeOf(unsigned index, ArgRole role) const;
-  /// The shorthand dtype of `role` (states for any role but param, grad
-  /// and model).
-  DType roleDType(ArgRole role) const;
-};
 
 /// The most elementwise ops in one fused kernel by default: far above any
 /// optimizer (AdamW fuses about 30), and the bound on one kernel's compile
@@ -106,17 +81,22 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 parseKernelModule(mlir::MLIRContext &context, llvm::StringRef text,
                   llvm::StringRef bufferName, KernelKind kind);
 
-/// Runs kfuse-master-weights and kfuse-grad-scaling (when asked),
-/// kfuse-specialize, canonicalize,
-/// kfuse-horizontal (when asked), kfuse-schedule-phases and
-/// kfuse-fuse-elementwise on the update of
-/// `module`.
+/// Runs the pipeline on the kernel of `module`. An update:
+/// kfuse-master-weights, kfuse-clip-grad-norm and kfuse-grad-scaling (when
+/// asked), kfuse-specialize, canonicalize, kfuse-horizontal (when asked),
+/// kfuse-schedule-phases and kfuse-fuse-elementwise. A norm: kfuse-specialize
+/// (the dtypes, `cols` and alignment of `spec`), canonicalize and CSE.
 llvm::Error runPipeline(mlir::ModuleOp module, const Specialization &spec,
                         const PipelineOptions &options);
 
-/// The arguments of the verified update `update` (names, roles, defaults;
-/// tensor dtypes as written, f32 before specialization).
-std::vector<ArgInfo> describeUpdate(mlir::func::FuncOp update);
+/// The arguments of the verified kernel (an update or a norm) `kernel`:
+/// names, roles, defaults, levels, and storage dtypes as written.
+std::vector<ArgInfo> describeArgs(mlir::func::FuncOp kernel);
+
+/// describeArgs of the `kind` kernel in `text`, parsed in threadContext().
+llvm::Expected<std::vector<ArgInfo>> describeKernel(llvm::StringRef text,
+                                                    llvm::StringRef bufferName,
+                                                    KernelKind kind);
 
 /// parseUpdate + runPipeline + emitCuda, in a fresh context; with `ptxSm`
 /// (non-zero), also the direct PTX for sm_`ptxSm` (KernelPlan::ptx).
@@ -125,6 +105,16 @@ llvm::Expected<KernelPlan> compileToPlan(llvm::StringRef text,
                                          const Specialization &spec,
                                          const PipelineOptions &options,
                                          int ptxSm = 0);
+
+/// Runs the norm code generator on the specialized norm of `module`.
+llvm::Expected<NormPlan> emitNormPlan(mlir::ModuleOp module,
+                                      const NormEmitOptions &options);
+
+/// parseKernelModule + runPipeline + emitNormPlan of a norm, in the
+/// thread's context.
+llvm::Expected<NormPlan> compileNormToPlan(llvm::StringRef text,
+                                           llvm::StringRef bufferName,
+                                           const Specialization &spec);
 
 } // namespace kfuse
 

@@ -54,28 +54,20 @@ kfuse_status created(llvm::Expected<std::unique_ptr<Norm>> norm,
   return succeed();
 }
 
-int32_t roleCode(NormArg::Role role) {
-  switch (role) {
-  case NormArg::Role::input:
-    return KFUSE_ROLE_INPUT;
-  case NormArg::Role::output:
-    return KFUSE_ROLE_OUTPUT;
-  case NormArg::Role::hyper:
-    return KFUSE_ROLE_HYPER;
-  }
-  return -1;
-}
-
-int32_t shapeCode(NormShape shape) {
-  switch (shape) {
-  case NormShape::full:
-    return KFUSE_SHAPE_FULL;
-  case NormShape::row:
-    return KFUSE_SHAPE_ROW;
-  case NormShape::col:
-    return KFUSE_SHAPE_COL;
-  case NormShape::scalar:
+/// The C API's shape of a norm argument: a hyper is a scalar, a tensor its
+/// level.
+int32_t shapeCode(const ArgInfo &info) {
+  if (info.role == ArgRole::hyper)
     return KFUSE_SHAPE_SCALAR;
+  switch (info.level) {
+  case ArgLevel::element:
+    return KFUSE_SHAPE_FULL;
+  case ArgLevel::row:
+    return KFUSE_SHAPE_ROW;
+  case ArgLevel::column:
+    return KFUSE_SHAPE_COL;
+  case ArgLevel::tensor:
+    break;
   }
   return -1;
 }
@@ -119,16 +111,16 @@ kfuse_status kfuse_norm_arg_info(const kfuse_norm *norm, size_t index,
   return guarded([&] {
     if (!norm || !out)
       return fail(KFUSE_INVALID_ARGUMENT, "norm or out is null");
-    llvm::ArrayRef<NormArg> args = norm->norm->args();
+    llvm::ArrayRef<ArgInfo> args = norm->norm->args();
     if (index >= args.size())
       return fail(KFUSE_INVALID_ARGUMENT,
                   "argument index " + std::to_string(index) +
                       " out of range: the norm has " +
                       std::to_string(args.size()) + " arguments");
-    const NormArg &info = args[index];
+    const ArgInfo &info = args[index];
     out->name = info.name.c_str();
-    out->role = roleCode(info.role);
-    out->shape = shapeCode(info.shape);
+    out->role = static_cast<int32_t>(info.role); // KFUSE_ROLE_* values
+    out->shape = shapeCode(info);
     out->has_default = info.defaultValue.has_value();
     out->default_value = info.defaultValue.value_or(0.0);
     return succeed();
@@ -148,7 +140,7 @@ toNormLaunchArgs(const kfuse_norm *norm, const kfuse_arg *args, size_t nargs,
     return fail(KFUSE_INVALID_ARGUMENT, "norm is null");
   if (!args && nargs != 0)
     return fail(KFUSE_INVALID_ARGUMENT, "args is null");
-  llvm::ArrayRef<NormArg> infos = norm->norm->args();
+  llvm::ArrayRef<ArgInfo> infos = norm->norm->args();
   launchArgs.assign(nargs, LaunchArg());
   for (size_t i = 0; i < nargs; ++i) {
     const kfuse_arg &arg = args[i];
@@ -156,7 +148,7 @@ toNormLaunchArgs(const kfuse_norm *norm, const kfuse_arg *args, size_t nargs,
     launchArg.data = arg.data;
     launchArg.numel = arg.numel;
     launchArg.value = arg.value;
-    bool isTensor = i < infos.size() && infos[i].role != NormArg::Role::hyper;
+    bool isTensor = i < infos.size() && infos[i].role != ArgRole::hyper;
     if (!isTensor)
       continue;
     std::optional<DType> dtype = dtypeOfCode(arg.dtype);
@@ -209,7 +201,7 @@ kfuse_status kfuse_norm_compile(kfuse_norm *norm, const kfuse_arg *args,
     llvm::SmallVector<LaunchArg, 16> launchArgs;
     if (kfuse_status status = toNormLaunchArgs(norm, args, nargs, launchArgs))
       return status;
-    llvm::Expected<NormSpecialization> spec =
+    llvm::Expected<Specialization> spec =
         norm->norm->specialize(launchArgs, rows, cols);
     if (!spec)
       return fail(spec.takeError());
@@ -283,7 +275,7 @@ kfuse_status kfuse_norm_bytes(const kfuse_norm *norm, const int32_t *dtypes,
   return guarded([&] {
     if (!norm || !out)
       return fail(KFUSE_INVALID_ARGUMENT, "norm or out is null");
-    llvm::ArrayRef<NormArg> infos = norm->norm->args();
+    llvm::ArrayRef<ArgInfo> infos = norm->norm->args();
     if (dtypes && ndtypes != infos.size())
       return fail(KFUSE_INVALID_ARGUMENT,
                   "expected " + std::to_string(infos.size()) +
@@ -296,7 +288,7 @@ kfuse_status kfuse_norm_bytes(const kfuse_norm *norm, const int32_t *dtypes,
     std::vector<DType> storage;
     if (dtypes) {
       for (size_t i = 0; i < ndtypes; ++i) {
-        if (infos[i].role == NormArg::Role::hyper) {
+        if (infos[i].role == ArgRole::hyper) {
           storage.push_back(DType::f32);
           continue;
         }

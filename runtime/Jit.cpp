@@ -214,7 +214,7 @@ Update::create(llvm::StringRef text, llvm::StringRef sourceName) {
   std::unique_ptr<Update> update(new Update());
   update->irText = text.str();
   update->name = sourceName.str();
-  update->argInfos = describeUpdate(func);
+  update->argInfos = describeArgs(func);
   update->matrix = isMatrixUpdate(func);
   return std::move(update);
 }

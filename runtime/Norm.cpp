@@ -1,7 +1,7 @@
 //===- Norm.cpp - compile and launch norm kernels on the GPU --------------===//
 
 #include "runtime/Norm.h"
-#include "codegen/NormPipeline.h"
+#include "codegen/Pipeline.h"
 #include "dialect/SourceLimits.h"
 #include "runtime/CacheKey.h"
 #include "runtime/Dump.h"
@@ -24,12 +24,12 @@ static llvm::Error invalid(const llvm::Twine &message) {
   return makeError(ErrorCode::InvalidArgument, message);
 }
 
-llvm::Expected<NormSpecialization>
-specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
-                  int64_t rows, int64_t cols) {
+llvm::Expected<Specialization> specializeNormFor(llvm::ArrayRef<ArgInfo> infos,
+                                                 llvm::ArrayRef<LaunchArg> args,
+                                                 int64_t rows, int64_t cols) {
   if (args.size() != infos.size()) {
     std::string names;
-    for (const NormArg &info : infos)
+    for (const ArgInfo &info : infos)
       names += (names.empty() ? "" : ", ") + info.name;
     return invalid("expected " + llvm::Twine(infos.size()) + " arguments (" +
                    names + "), got " + llvm::Twine(args.size()));
@@ -42,9 +42,9 @@ specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
     return invalid(llvm::Twine(rows) + " rows of " + llvm::Twine(cols) +
                    " columns overflow a 64-bit element count");
 
-  NormSpecialization spec;
+  Specialization spec;
   spec.cols = cols;
-  spec.dtypes.assign(infos.size(), DType::f32);
+  spec.argDTypes.assign(infos.size(), DType::f32);
   unsigned alignment = 16;
   auto alignTo = [&](uint64_t value) {
     while (alignment > 1 && value % alignment != 0)
@@ -52,7 +52,7 @@ specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
   };
   for (auto [index, info, arg] : llvm::enumerate(infos, args)) {
     const std::string &name = info.name;
-    if (info.role == NormArg::Role::hyper) {
+    if (info.role == ArgRole::hyper) {
       if (arg.data)
         return invalid("hyperparameter '" + name +
                        "' must be a scalar value, got a pointer");
@@ -62,20 +62,20 @@ specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
         arg.dtype != DType::f16)
       return invalid("tensor '" + name + "' has unsupported dtype " +
                      dtypeName(arg.dtype) + " (f32, bf16 or f16)");
-    int64_t expected = info.shape == NormShape::full  ? rows * cols
-                       : info.shape == NormShape::row ? rows
-                       : info.shape == NormShape::col ? cols
-                                                      : -1;
+    int64_t expected = info.level == ArgLevel::element  ? rows * cols
+                       : info.level == ArgLevel::row    ? rows
+                       : info.level == ArgLevel::column ? cols
+                                                        : -1;
     if (expected < 0)
       return makeError(ErrorCode::Internal,
                        "tensor argument '" + name + "' has a scalar shape");
     // The message is built only for a mismatch: this runs at every launch.
     if (arg.numel != expected) {
       std::string needs =
-          info.shape == NormShape::full
+          info.level == ArgLevel::element
               ? "a full tensor of a " + std::to_string(rows) + " x " +
                     std::to_string(cols) + " norm needs "
-          : info.shape == NormShape::row
+          : info.level == ArgLevel::row
               ? "a row tensor of a " + std::to_string(rows) + "-row norm needs "
               : "a column tensor of a " + std::to_string(cols) +
                     "-column norm needs ";
@@ -84,11 +84,11 @@ specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
     }
     if (!arg.data && arg.numel > 0)
       return invalid("tensor '" + name + "' is a null pointer");
-    spec.dtypes[index] = arg.dtype;
+    spec.argDTypes[index] = arg.dtype;
     if (arg.data)
       alignTo(reinterpret_cast<uintptr_t>(arg.data));
     // Row r of a full tensor starts r * pitch bytes after the first.
-    if (info.shape == NormShape::full)
+    if (info.level == ArgLevel::element)
       alignTo(uint64_t(cols) * dtypeSize(arg.dtype));
   }
   spec.alignment = alignment;
@@ -96,7 +96,7 @@ specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
 }
 
 std::string normCompileCacheKey(llvm::StringRef irText,
-                                const NormSpecialization &spec,
+                                const Specialization &spec,
                                 llvm::StringRef arch) {
   CacheKeyHasher hash;
   hash.field(kNormCodegenVersion);
@@ -286,7 +286,8 @@ private:
 
 llvm::Expected<std::unique_ptr<Norm>> Norm::create(llvm::StringRef text,
                                                    llvm::StringRef sourceName) {
-  llvm::Expected<std::vector<NormArg>> infos = describeNorm(text, sourceName);
+  llvm::Expected<std::vector<ArgInfo>> infos =
+      describeKernel(text, sourceName, KernelKind::norm);
   if (!infos)
     return withCode(infos.takeError(), ErrorCode::Parse);
   std::unique_ptr<Norm> norm(new Norm());
@@ -306,13 +307,13 @@ Norm::createFromFile(llvm::StringRef path) {
 }
 
 bool Norm::hasColumnOutputs() const {
-  return llvm::any_of(argInfos, [](const NormArg &info) {
-    return info.role == NormArg::Role::output && info.shape == NormShape::col;
+  return llvm::any_of(argInfos, [](const ArgInfo &info) {
+    return info.role == ArgRole::output && info.level == ArgLevel::column;
   });
 }
 
 llvm::Expected<std::shared_ptr<CompiledNorm>>
-Norm::compile(const NormSpecialization &spec, bool *built) {
+Norm::compile(const Specialization &spec, bool *built) {
   if (built)
     *built = false;
   llvm::Expected<CudaDriver::Current> current = CudaDriver::getCurrent();
@@ -321,20 +322,19 @@ Norm::compile(const NormSpecialization &spec, bool *built) {
   return compileFor(spec, current->driver, current->device, built);
 }
 
-std::shared_ptr<CompiledNorm> Norm::findLoaded(const NormSpecialization &spec,
+std::shared_ptr<CompiledNorm> Norm::findLoaded(const Specialization &spec,
                                                CUcontext context) {
   const std::string &tuning = normTuningKey();
   std::lock_guard<std::mutex> lock(compiledMutex);
   for (const LaunchEntry &entry : launchEntries)
-    if (entry.context == context && entry.spec.cols == spec.cols &&
-        entry.spec.alignment == spec.alignment &&
-        entry.spec.dtypes == spec.dtypes && entry.tuning == tuning)
+    if (entry.context == context && entry.spec == spec &&
+        entry.tuning == tuning)
       return entry.compiled;
   return nullptr;
 }
 
 llvm::Expected<std::shared_ptr<CompiledNorm>>
-Norm::compileFor(const NormSpecialization &spec, CudaDriver &driver,
+Norm::compileFor(const Specialization &spec, CudaDriver &driver,
                  const DeviceInfo &device, bool *built) {
   if (std::shared_ptr<CompiledNorm> loaded = findLoaded(spec, device.context))
     return loaded;
@@ -353,8 +353,8 @@ Norm::compileFor(const NormSpecialization &spec, CudaDriver &driver,
 /// launch ABI relies on, so that a code generator bug becomes an error
 /// instead of a wrong launch.
 static llvm::Error checkPlan(const NormPlan &plan,
-                             llvm::ArrayRef<NormArg> infos,
-                             const NormSpecialization &spec) {
+                             llvm::ArrayRef<ArgInfo> infos,
+                             const Specialization &spec) {
   auto internal = [&](const llvm::Twine &message) {
     return makeError(ErrorCode::Internal, "norm plan '" + plan.normName +
                                               "' (" + plan.location +
@@ -379,8 +379,8 @@ static llvm::Error checkPlan(const NormPlan &plan,
                     " threads, not a multiple of its " +
                     llvm::Twine(plan.finishColumnsPerBlock) + " columns");
   for (unsigned index : plan.columnOutputs)
-    if (index >= infos.size() || infos[index].role != NormArg::Role::output ||
-        infos[index].shape != NormShape::col)
+    if (index >= infos.size() || infos[index].role != ArgRole::output ||
+        infos[index].level != ArgLevel::column)
       return internal("reduces into argument " + llvm::Twine(index) +
                       ", not a column output");
   return llvm::Error::success();
@@ -422,7 +422,7 @@ loadKernel(CudaDriver &driver, CUmodule module, const std::string &kernelName,
 }
 
 llvm::Expected<std::shared_ptr<CompiledNorm>>
-Norm::buildModule(const std::string &key, const NormSpecialization &spec,
+Norm::buildModule(const std::string &key, const Specialization &spec,
                   CudaDriver &driver, const DeviceInfo &device) {
   auto start = std::chrono::steady_clock::now();
   auto compiled = std::make_shared<CompiledNorm>();
@@ -498,7 +498,7 @@ Norm::buildModule(const std::string &key, const NormSpecialization &spec,
 }
 
 std::future<llvm::Expected<std::shared_ptr<CompiledNorm>>>
-Norm::compileAsync(NormSpecialization spec) {
+Norm::compileAsync(Specialization spec) {
   return std::async(std::launch::async,
                     [this, spec = std::move(spec), context = callerContext()] {
                       adoptContext(context);
@@ -507,7 +507,7 @@ Norm::compileAsync(NormSpecialization spec) {
 }
 
 llvm::Expected<std::shared_ptr<CompiledNorm>>
-Norm::compileUncached(const NormSpecialization &spec, CudaDriver &driver,
+Norm::compileUncached(const Specialization &spec, CudaDriver &driver,
                       const DeviceInfo &device, bool *made) {
   std::string key = normCompileCacheKey(irText, spec, device.arch);
   auto &cache = ModuleCache<CompiledNorm>::get();
@@ -521,7 +521,7 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   static const bool syncEachKernel = std::getenv("KFUSE_SYNC_LAUNCH");
   if (ready)
     *ready = true;
-  llvm::Expected<NormSpecialization> spec = specialize(args, rows, cols);
+  llvm::Expected<Specialization> spec = specialize(args, rows, cols);
   if (!spec)
     return spec.takeError();
   if (rows == 0 && !hasColumnOutputs())
@@ -536,7 +536,7 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   if (rows == 0) {
     // A sum over no rows is zero (all-zero bits in every storage dtype).
     for (auto [info, arg] : llvm::zip_equal(argInfos, args))
-      if (info.role == NormArg::Role::output && info.shape == NormShape::col)
+      if (info.role == ArgRole::output && info.level == ArgLevel::column)
         if (llvm::Error error = driver->check(
                 driver->cuMemsetD8Async(
                     reinterpret_cast<CUdeviceptr>(arg.data), 0,
@@ -579,13 +579,13 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   llvm::SmallVector<double, 16> hyperValues(args.size());
   llvm::SmallVector<void *, 20> params;
   for (auto [index, info, arg] : llvm::enumerate(argInfos, args)) {
-    if (info.role == NormArg::Role::hyper)
+    if (info.role == ArgRole::hyper)
       continue;
     pointerValues[index] = reinterpret_cast<uintptr_t>(arg.data);
     params.push_back(&pointerValues[index]);
   }
   for (auto [index, info, arg] : llvm::enumerate(argInfos, args)) {
-    if (info.role != NormArg::Role::hyper)
+    if (info.role != ArgRole::hyper)
       continue;
     hyperValues[index] = arg.value;
     params.push_back(&hyperValues[index]);

@@ -54,14 +54,14 @@ namespace kfuse {
 /// it has elements; hypers without a pointer. The alignment is the largest
 /// power of two, at most 16, dividing every pointer and the row pitch (cols
 /// times the element size) of every full tensor. Needs no GPU.
-llvm::Expected<NormSpecialization>
-specializeNormFor(llvm::ArrayRef<NormArg> infos, llvm::ArrayRef<LaunchArg> args,
-                  int64_t rows, int64_t cols);
+llvm::Expected<Specialization> specializeNormFor(llvm::ArrayRef<ArgInfo> infos,
+                                                 llvm::ArrayRef<LaunchArg> args,
+                                                 int64_t rows, int64_t cols);
 
 /// The SHA-256 (hex) naming one compiled norm module: codegen version, IR,
 /// specialization, arch, NVRTC version and options.
 std::string normCompileCacheKey(llvm::StringRef irText,
-                                const NormSpecialization &spec,
+                                const Specialization &spec,
                                 llvm::StringRef arch);
 
 /// Blocks per SM a row kernel with column reductions is capped at when
@@ -107,7 +107,7 @@ public:
   static llvm::Expected<std::unique_ptr<Norm>>
   createFromFile(llvm::StringRef path);
 
-  llvm::ArrayRef<NormArg> args() const { return argInfos; }
+  llvm::ArrayRef<ArgInfo> args() const { return argInfos; }
   llvm::StringRef text() const { return irText; }
   llvm::StringRef sourceName() const { return name; }
 
@@ -118,8 +118,8 @@ public:
   unsigned launchesPerCall() const { return hasColumnOutputs() ? 2 : 1; }
 
   /// specializeNormFor on this norm's arguments.
-  llvm::Expected<NormSpecialization>
-  specialize(llvm::ArrayRef<LaunchArg> args, int64_t rows, int64_t cols) const {
+  llvm::Expected<Specialization> specialize(llvm::ArrayRef<LaunchArg> args,
+                                            int64_t rows, int64_t cols) const {
     return specializeNormFor(argInfos, args, rows, cols);
   }
 
@@ -128,12 +128,12 @@ public:
   /// disk hit) rather than finding it in memory. Thread-safe: compiles of
   /// different modules run alongside.
   llvm::Expected<std::shared_ptr<CompiledNorm>>
-  compile(const NormSpecialization &spec, bool *built = nullptr);
+  compile(const Specialization &spec, bool *built = nullptr);
 
   /// compile() on a new thread, in the calling thread's CUDA context (none:
   /// the one compile() would take). This Norm must outlive the future.
   std::future<llvm::Expected<std::shared_ptr<CompiledNorm>>>
-  compileAsync(NormSpecialization spec);
+  compileAsync(Specialization spec);
 
   /// Validates `args`, then launches the row kernel and, with column
   /// reductions, the finish kernel on `stream`. Nothing is launched when
@@ -150,28 +150,28 @@ private:
   Norm() = default;
   /// compile() in `device`, which the caller looked up.
   llvm::Expected<std::shared_ptr<CompiledNorm>>
-  compileFor(const NormSpecialization &spec, CudaDriver &driver,
+  compileFor(const Specialization &spec, CudaDriver &driver,
              const DeviceInfo &device, bool *built = nullptr);
   /// The module this Norm already loaded for `spec` in `context`, or null.
-  std::shared_ptr<CompiledNorm> findLoaded(const NormSpecialization &spec,
+  std::shared_ptr<CompiledNorm> findLoaded(const Specialization &spec,
                                            CUcontext context);
   llvm::Expected<std::shared_ptr<CompiledNorm>>
-  compileUncached(const NormSpecialization &spec, CudaDriver &driver,
+  compileUncached(const Specialization &spec, CudaDriver &driver,
                   const DeviceInfo &device, bool *made);
   /// Generates, compiles (through the disk cache) and loads the module for
   /// `spec` under the process-wide cache key `key`.
   llvm::Expected<std::shared_ptr<CompiledNorm>>
-  buildModule(const std::string &key, const NormSpecialization &spec,
+  buildModule(const std::string &key, const Specialization &spec,
               CudaDriver &driver, const DeviceInfo &device);
   std::string irText;
   std::string name;
-  std::vector<NormArg> argInfos;
+  std::vector<ArgInfo> argInfos;
   /// Modules already looked up, by specialization, layout knobs and
   /// context: spares hashing the IR on every launch. A norm sees a few
   /// specializations, so a list compared field by field (no key string
   /// built) keeps a hit well under a microsecond.
   struct LaunchEntry {
-    NormSpecialization spec;
+    Specialization spec;
     std::string tuning;
     CUcontext context;
     std::shared_ptr<CompiledNorm> compiled;

@@ -65,9 +65,9 @@ TEST(CompileHitTest, NormHitIsTheSameModuleUnderAMicrosecond) {
   auto norm = Norm::createFromFile(std::string(KFUSE_SOURCE_DIR) +
                                    "/library/norm/layernorm_fwd.mlir");
   ASSERT_TRUE(bool(norm)) << llvm::toString(norm.takeError());
-  NormSpecialization spec;
+  Specialization spec;
   spec.cols = 1024;
-  spec.dtypes.assign((*norm)->args().size(), DType::f32);
+  spec.argDTypes.assign((*norm)->args().size(), DType::f32);
   expectFastHits("norm", [&] { return (*norm)->compile(spec); });
 }
 
@@ -91,11 +91,11 @@ TEST(CompileHitTest, CompileAsyncGivesWhatCompileGives) {
   auto norm = Norm::createFromFile(std::string(KFUSE_SOURCE_DIR) +
                                    "/library/norm/rmsnorm_fwd.mlir");
   ASSERT_TRUE(bool(norm)) << llvm::toString(norm.takeError());
-  NormSpecialization normSpec;
+  Specialization normSpec;
   normSpec.cols = 4096;
-  for (const NormArg &arg : (*norm)->args())
-    normSpec.dtypes.push_back(arg.shape == NormShape::row ? DType::f32
-                                                          : DType::bf16);
+  for (const ArgInfo &arg : (*norm)->args())
+    normSpec.argDTypes.push_back(arg.level == ArgLevel::row ? DType::f32
+                                                            : DType::bf16);
   auto normAsync = (*norm)->compileAsync(normSpec).get();
   ASSERT_TRUE(bool(normAsync)) << llvm::toString(normAsync.takeError());
   auto normSync = (*norm)->compile(normSpec);

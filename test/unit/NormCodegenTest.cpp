@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/NormPipeline.h"
+#include "codegen/Pipeline.h"
 #include "runtime/Nvrtc.h"
 
 #include "llvm/Support/Error.h"
@@ -48,14 +48,14 @@ std::string readLibraryNorm(const std::string &name) {
 
 /// Full tensors in `input`, per-column ones in `weight`, per-row ones f32,
 /// as `kfuse compile --input-dtype --weight-dtype` binds them.
-NormSpecialization specialize(const std::vector<NormArg> &args, int64_t cols,
-                              DType input, DType weight) {
-  NormSpecialization spec;
+Specialization specialize(const std::vector<ArgInfo> &args, int64_t cols,
+                          DType input, DType weight) {
+  Specialization spec;
   spec.cols = cols;
-  for (const NormArg &arg : args)
-    spec.dtypes.push_back(arg.shape == NormShape::full  ? input
-                          : arg.shape == NormShape::col ? weight
-                                                        : DType::f32);
+  for (const ArgInfo &arg : args)
+    spec.argDTypes.push_back(arg.level == ArgLevel::element  ? input
+                             : arg.level == ArgLevel::column ? weight
+                                                             : DType::f32);
   return spec;
 }
 
@@ -63,13 +63,13 @@ class LibraryNormTest : public ::testing::TestWithParam<const char *> {
 protected:
   void SetUp() override {
     text = readLibraryNorm(GetParam());
-    auto described = describeNorm(text, GetParam());
+    auto described = describeKernel(text, GetParam(), KernelKind::norm);
     ASSERT_TRUE(bool(described)) << llvm::toString(described.takeError());
     args = std::move(*described);
   }
 
   /// The plan, or a test failure and none.
-  std::optional<NormPlan> plan(const NormSpecialization &spec) {
+  std::optional<NormPlan> plan(const Specialization &spec) {
     llvm::Expected<NormPlan> plan =
         compileNormToPlan(text, std::string(GetParam()) + ".mlir", spec);
     if (!plan) {
@@ -80,14 +80,14 @@ protected:
   }
 
   std::string text;
-  std::vector<NormArg> args;
+  std::vector<ArgInfo> args;
 };
 
 TEST_P(LibraryNormTest, PlansEveryDTypeAndRowLength) {
   for (DType input : kInputDTypes)
     for (DType weight : {input, DType::f32})
       for (int64_t cols : kCols) {
-        NormSpecialization spec = specialize(args, cols, input, weight);
+        Specialization spec = specialize(args, cols, input, weight);
         std::optional<NormPlan> plan = this->plan(spec);
         if (!plan)
           continue;
@@ -97,10 +97,10 @@ TEST_P(LibraryNormTest, PlansEveryDTypeAndRowLength) {
         ASSERT_EQ(plan->args.size(), args.size());
         for (auto [index, arg] : llvm::enumerate(plan->args)) {
           EXPECT_EQ(arg.name, args[index].name);
-          EXPECT_EQ(arg.shape, args[index].shape);
-          EXPECT_EQ(arg.dtype, arg.shape == NormShape::scalar
+          EXPECT_EQ(arg.level, args[index].level);
+          EXPECT_EQ(arg.dtype, arg.role == ArgRole::hyper
                                    ? DType::f32
-                                   : spec.dtypes[index]);
+                                   : spec.argDTypes[index]);
         }
         EXPECT_EQ(plan->blockSize, plan->threadsPerRow * plan->rowsPerBlock);
         EXPECT_LE(plan->blockSize, 1024u);
@@ -119,7 +119,7 @@ TEST_P(LibraryNormTest, PlansEveryDTypeAndRowLength) {
           EXPECT_TRUE(contains(plan->source, plan->finishKernel));
           EXPECT_GT(plan->maxGridBlocks, 0u);
           for (unsigned output : plan->columnOutputs)
-            EXPECT_EQ(plan->args[output].shape, NormShape::col);
+            EXPECT_EQ(plan->args[output].level, ArgLevel::column);
         }
       }
 }
@@ -134,7 +134,7 @@ TEST_P(LibraryNormTest, SampleCompilesWithNvrtcWithoutSpills) {
       pairs.push_back({input, weight});
   unsigned turn = llvm::find(llvm::ArrayRef(kLibraryNorms), GetParam()) -
                   std::begin(kLibraryNorms);
-  std::vector<NormSpecialization> sample;
+  std::vector<Specialization> sample;
   for (int64_t cols : kCols) {
     if (llvm::is_contained(kBenchCols, cols)) {
       sample.push_back(specialize(args, cols, DType::f32, DType::f32));
@@ -144,7 +144,7 @@ TEST_P(LibraryNormTest, SampleCompilesWithNvrtcWithoutSpills) {
     auto [input, weight] = pairs[turn++ % pairs.size()];
     sample.push_back(specialize(args, cols, input, weight));
   }
-  for (const NormSpecialization &spec : sample) {
+  for (const Specialization &spec : sample) {
     SCOPED_TRACE(spec.key());
     std::optional<NormPlan> plan = this->plan(spec);
     if (!plan)
@@ -178,7 +178,7 @@ TEST_P(LibraryNormTest, SampleCompilesWithNvrtcWithoutSpills) {
 }
 
 TEST_P(LibraryNormTest, SourceIsDeterministic) {
-  NormSpecialization spec = specialize(args, 4096, DType::bf16, DType::f32);
+  Specialization spec = specialize(args, 4096, DType::bf16, DType::f32);
   std::optional<NormPlan> first = plan(spec), second = plan(spec);
   ASSERT_TRUE(first && second);
   EXPECT_EQ(first->source, second->source);
@@ -189,24 +189,25 @@ INSTANTIATE_TEST_SUITE_P(Library, LibraryNormTest,
 
 TEST(NormCodegenTest, DescribesArgumentsAsWritten) {
   std::string text = readLibraryNorm("layernorm_bwd");
-  auto args = describeNorm(text, "layernorm_bwd.mlir");
+  auto args = describeKernel(text, "layernorm_bwd.mlir", KernelKind::norm);
   ASSERT_TRUE(bool(args)) << llvm::toString(args.takeError());
-  std::vector<std::pair<std::string, NormShape>> expected = {
-      {"dy", NormShape::full},     {"x", NormShape::full},
-      {"mean", NormShape::row},    {"rstd", NormShape::row},
-      {"weight", NormShape::col},  {"dx", NormShape::full},
-      {"dweight", NormShape::col}, {"dbias", NormShape::col}};
+  std::vector<std::pair<std::string, ArgLevel>> expected = {
+      {"dy", ArgLevel::element},     {"x", ArgLevel::element},
+      {"mean", ArgLevel::row},       {"rstd", ArgLevel::row},
+      {"weight", ArgLevel::column},  {"dx", ArgLevel::element},
+      {"dweight", ArgLevel::column}, {"dbias", ArgLevel::column}};
   ASSERT_EQ(args->size(), expected.size());
   for (auto [arg, want] : llvm::zip_equal(*args, expected)) {
     EXPECT_EQ(arg.name, want.first);
-    EXPECT_EQ(arg.shape, want.second);
+    EXPECT_EQ(arg.level, want.second);
     EXPECT_EQ(arg.dtype, DType::f32);
   }
-  EXPECT_EQ((*args)[5].role, NormArg::Role::output);
-  auto forward = describeNorm(readLibraryNorm("rmsnorm_fwd"), "rmsnorm_fwd");
+  EXPECT_EQ((*args)[5].role, ArgRole::output);
+  auto forward = describeKernel(readLibraryNorm("rmsnorm_fwd"), "rmsnorm_fwd",
+                                KernelKind::norm);
   ASSERT_TRUE(bool(forward)) << llvm::toString(forward.takeError());
-  EXPECT_EQ(forward->back().role, NormArg::Role::hyper);
-  EXPECT_EQ(forward->back().shape, NormShape::scalar);
+  EXPECT_EQ(forward->back().role, ArgRole::hyper);
+  EXPECT_EQ(forward->back().level, ArgLevel::element);
   EXPECT_NEAR(*forward->back().defaultValue, 1e-6, 1e-12);
 }
 
@@ -215,7 +216,7 @@ TEST(NormCodegenTest, DescribesArgumentsAsWritten) {
 /// block-sized grid.
 TEST(NormCodegenTest, BenchmarkLayouts) {
   std::string text = readLibraryNorm("layernorm_fwd");
-  auto args = describeNorm(text, "layernorm_fwd");
+  auto args = describeKernel(text, "layernorm_fwd", KernelKind::norm);
   ASSERT_TRUE(bool(args));
   auto plan =
       compileNormToPlan(text, "layernorm_fwd.mlir",
@@ -272,7 +273,7 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
   // The RMSNorm forward at 12288 columns fits 64 elements a thread with
   // room to spare: 192 threads, unstaged.
   std::string text = readLibraryNorm("rmsnorm_fwd");
-  auto args = describeNorm(text, "rmsnorm_fwd");
+  auto args = describeKernel(text, "rmsnorm_fwd", KernelKind::norm);
   ASSERT_TRUE(bool(args));
   for (DType dtype : {DType::f32, DType::bf16}) {
     auto plan = compileNormToPlan(text, "rmsnorm_fwd.mlir",
@@ -286,7 +287,7 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
   // The LayerNorm forward needs more registers an element (weight and
   // bias): its estimate leaves no headroom, and it stays staged.
   text = readLibraryNorm("layernorm_fwd");
-  args = describeNorm(text, "layernorm_fwd");
+  args = describeKernel(text, "layernorm_fwd", KernelKind::norm);
   ASSERT_TRUE(bool(args));
   auto plan =
       compileNormToPlan(text, "layernorm_fwd.mlir",
@@ -295,7 +296,7 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
   EXPECT_EQ(plan->stages, 2u);
   // A forced stage count (here 1) leaves the rule out.
   text = readLibraryNorm("rmsnorm_fwd");
-  args = describeNorm(text, "rmsnorm_fwd");
+  args = describeKernel(text, "rmsnorm_fwd", KernelKind::norm);
   ASSERT_TRUE(bool(args));
   ::setenv("KFUSE_NORM_STAGES", "1", 1);
   plan = compileNormToPlan(text, "rmsnorm_fwd.mlir",
@@ -308,7 +309,7 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
 /// Compiles `norm` (inline IR) with every tensor f32 and `cols` columns and
 /// returns the error message, or "" on success.
 std::string compileError(llvm::StringRef norm, int64_t cols = 8) {
-  NormSpecialization spec;
+  Specialization spec;
   spec.cols = cols;
   llvm::Expected<NormPlan> plan = compileNormToPlan(norm, "inline.mlir", spec);
   if (plan)
@@ -332,9 +333,9 @@ func.func @row_sum(
             "inline.mlir:2:1: error: cols must be set to the row length (> 0), "
             "got 0");
 
-  NormSpecialization wrongCount;
+  Specialization wrongCount;
   wrongCount.cols = 8;
-  wrongCount.dtypes = {DType::bf16};
+  wrongCount.argDTypes = {DType::bf16};
   llvm::Expected<NormPlan> plan =
       compileNormToPlan(rowSum, "inline.mlir", wrongCount);
   ASSERT_FALSE(bool(plan));
@@ -427,9 +428,9 @@ func.func @softmax(
   return
 }
 )mlir";
-  NormSpecialization spec;
+  Specialization spec;
   spec.cols = 2048;
-  spec.dtypes = {DType::bf16, DType::bf16};
+  spec.argDTypes = {DType::bf16, DType::bf16};
   llvm::Expected<NormPlan> plan = compileNormToPlan(softmax, "softmax", spec);
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_TRUE(contains(plan->source, "// Phase 2: 1 row reduction(s)."));

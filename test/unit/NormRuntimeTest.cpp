@@ -1,7 +1,7 @@
 //===- NormRuntimeTest.cpp - norm launch validation, no GPU needed --------===//
 
 #include "GpuTestSupport.h"
-#include "codegen/NormPipeline.h"
+#include "codegen/Pipeline.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Errors.h"
 #include "runtime/Norm.h"
@@ -41,22 +41,26 @@ std::unique_ptr<Norm> loadNorm(const std::string &name) {
 std::vector<LaunchArg> argsFor(const Norm &norm, int64_t rows, int64_t cols) {
   std::vector<LaunchArg> args;
   uintptr_t address = 0x100000;
-  for (const NormArg &info : norm.args()) {
+  for (const ArgInfo &info : norm.args()) {
     LaunchArg arg;
-    switch (info.shape) {
-    case NormShape::full:
-      arg.numel = rows * cols;
-      break;
-    case NormShape::row:
-      arg.numel = rows;
-      break;
-    case NormShape::col:
-      arg.numel = cols;
-      break;
-    case NormShape::scalar:
+    if (info.role == ArgRole::hyper) {
       arg.value = info.defaultValue.value_or(0.0);
       args.push_back(arg);
       continue;
+    }
+    switch (info.level) {
+    case ArgLevel::element:
+      arg.numel = rows * cols;
+      break;
+    case ArgLevel::row:
+      arg.numel = rows;
+      break;
+    case ArgLevel::column:
+      arg.numel = cols;
+      break;
+    case ArgLevel::tensor:
+      arg.numel = 1;
+      break;
     }
     arg.data = reinterpret_cast<const void *>(address);
     address += 0x100000;
@@ -88,27 +92,27 @@ std::pair<ErrorCode, std::string> failureOf(llvm::Error error) {
 
 using kfuse::testing::haveGpu;
 
-TEST(NormRuntimeTest, DescribesLayerNormArguments) {
+TEST(NormRuntimeTest, DescribesLayerArgInfouments) {
   std::unique_ptr<Norm> norm = loadNorm("layernorm_fwd");
   ASSERT_TRUE(norm);
   struct Expected {
     const char *name;
-    NormArg::Role role;
-    NormShape shape;
+    ArgRole role;
+    ArgLevel level;
   } expected[] = {
-      {"x", NormArg::Role::input, NormShape::full},
-      {"weight", NormArg::Role::input, NormShape::col},
-      {"bias", NormArg::Role::input, NormShape::col},
-      {"y", NormArg::Role::output, NormShape::full},
-      {"mean", NormArg::Role::output, NormShape::row},
-      {"rstd", NormArg::Role::output, NormShape::row},
-      {"eps", NormArg::Role::hyper, NormShape::scalar},
+      {"x", ArgRole::input, ArgLevel::element},
+      {"weight", ArgRole::input, ArgLevel::column},
+      {"bias", ArgRole::input, ArgLevel::column},
+      {"y", ArgRole::output, ArgLevel::element},
+      {"mean", ArgRole::output, ArgLevel::row},
+      {"rstd", ArgRole::output, ArgLevel::row},
+      {"eps", ArgRole::hyper, ArgLevel::element},
   };
   ASSERT_EQ(norm->args().size(), std::size(expected));
   for (auto [info, want] : llvm::zip_equal(norm->args(), expected)) {
     EXPECT_EQ(info.name, want.name);
     EXPECT_EQ(info.role, want.role) << info.name;
-    EXPECT_EQ(info.shape, want.shape) << info.name;
+    EXPECT_EQ(info.level, want.level) << info.name;
   }
   ASSERT_TRUE(norm->args()[6].defaultValue.has_value());
   EXPECT_NEAR(*norm->args()[6].defaultValue, 1e-5, 1e-9);
@@ -122,7 +126,7 @@ TEST(NormRuntimeTest, EveryLibraryNormLoads) {
     ASSERT_TRUE(norm) << name;
     bool backward = llvm::StringRef(name).ends_with("_bwd");
     EXPECT_EQ(norm->hasColumnOutputs(), backward) << name;
-    llvm::Expected<NormSpecialization> spec =
+    llvm::Expected<Specialization> spec =
         norm->specialize(argsFor(*norm, 7, 1000), 7, 1000);
     EXPECT_TRUE(bool(spec)) << name << ": " << llvm::toString(spec.takeError());
   }
@@ -206,7 +210,7 @@ TEST(NormRuntimeTest, NullPointersAndHyperPointers) {
   // With no rows, full and row tensors may be null; column tensors not.
   args = argsFor(*norm, 0, 64);
   for (auto [info, arg] : llvm::zip_equal(norm->args(), args))
-    if (info.shape != NormShape::col)
+    if (info.level != ArgLevel::column)
       arg.data = nullptr;
   EXPECT_TRUE(bool(norm->specialize(args, 0, 64)));
 
@@ -236,14 +240,14 @@ TEST(NormRuntimeTest, DTypesPerArgumentAndAlignment) {
   std::vector<LaunchArg> args = argsFor(*norm, 8, 4096);
   args[indexOf(*norm, "x")].dtype = DType::bf16;
   args[indexOf(*norm, "y")].dtype = DType::bf16;
-  llvm::Expected<NormSpecialization> spec = norm->specialize(args, 8, 4096);
+  llvm::Expected<Specialization> spec = norm->specialize(args, 8, 4096);
   ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
   EXPECT_EQ(spec->cols, 4096);
   EXPECT_EQ(spec->alignment, 16u);
-  ASSERT_EQ(spec->dtypes.size(), norm->args().size());
-  EXPECT_EQ(spec->dtypes[indexOf(*norm, "x")], DType::bf16);
-  EXPECT_EQ(spec->dtypes[indexOf(*norm, "weight")], DType::f32);
-  EXPECT_EQ(spec->dtypes[indexOf(*norm, "y")], DType::bf16);
+  ASSERT_EQ(spec->argDTypes.size(), norm->args().size());
+  EXPECT_EQ(spec->argDTypes[indexOf(*norm, "x")], DType::bf16);
+  EXPECT_EQ(spec->argDTypes[indexOf(*norm, "weight")], DType::f32);
+  EXPECT_EQ(spec->argDTypes[indexOf(*norm, "y")], DType::bf16);
 
   // A row pitch of 1001 bf16 (2002 bytes) allows 2-byte accesses only.
   args = argsFor(*norm, 8, 1001);
@@ -263,25 +267,25 @@ TEST(NormRuntimeTest, DTypesPerArgumentAndAlignment) {
   ASSERT_TRUE(bool(spec));
   EXPECT_EQ(spec->alignment, 8u);
   // The key tells specializations apart.
-  NormSpecialization other = *spec;
+  Specialization other = *spec;
   other.alignment = 16;
   EXPECT_NE(spec->key(), other.key());
 }
 
 TEST(NormRuntimeTest, CacheKeyChangesWithSpecAndArch) {
-  NormSpecialization spec;
+  Specialization spec;
   spec.cols = 4096;
-  spec.dtypes = {DType::f32, DType::f32};
+  spec.argDTypes = {DType::f32, DType::f32};
   std::string base = normCompileCacheKey("ir", spec, "sm_90");
   EXPECT_EQ(base.size(), 64u);
   EXPECT_EQ(base, normCompileCacheKey("ir", spec, "sm_90"));
   EXPECT_NE(base, normCompileCacheKey("ir2", spec, "sm_90"));
   EXPECT_NE(base, normCompileCacheKey("ir", spec, "sm_80"));
-  NormSpecialization other = spec;
+  Specialization other = spec;
   other.cols = 4097;
   EXPECT_NE(base, normCompileCacheKey("ir", other, "sm_90"));
   other = spec;
-  other.dtypes[1] = DType::bf16;
+  other.argDTypes[1] = DType::bf16;
   EXPECT_NE(base, normCompileCacheKey("ir", other, "sm_90"));
 }
 
@@ -443,13 +447,14 @@ void checkLaunchAbi(const AbiCase &testCase) {
   for (const char *name : kLibraryNorms) {
     std::unique_ptr<Norm> norm = loadNorm(name);
     ASSERT_TRUE(norm) << name;
-    NormSpecialization spec;
+    Specialization spec;
     spec.cols = testCase.cols;
     spec.alignment = testCase.alignment;
-    for (const NormArg &info : norm->args())
-      spec.dtypes.push_back(info.shape == NormShape::full  ? testCase.data
-                            : info.shape == NormShape::col ? testCase.weight
-                                                           : DType::f32);
+    for (const ArgInfo &info : norm->args())
+      spec.argDTypes.push_back(info.level == ArgLevel::element ? testCase.data
+                               : info.level == ArgLevel::column
+                                   ? testCase.weight
+                                   : DType::f32);
     std::string what = std::string(name) + " " + spec.key();
     llvm::Expected<NormPlan> plan =
         compileNormToPlan(norm->text(), norm->sourceName(), spec);
@@ -472,11 +477,11 @@ void checkLaunchAbi(const AbiCase &testCase) {
     // Row kernel: a pointer per tensor, a double per hyper, long long rows,
     // float *partials.
     std::vector<std::string> want;
-    for (const NormArg &info : norm->args())
-      if (info.role != NormArg::Role::hyper)
+    for (const ArgInfo &info : norm->args())
+      if (info.role != ArgRole::hyper)
         want.push_back("u64");
-    for (const NormArg &info : norm->args())
-      if (info.role == NormArg::Role::hyper)
+    for (const ArgInfo &info : norm->args())
+      if (info.role == ArgRole::hyper)
         want.push_back("f64");
     want.push_back("u64");
     want.push_back("u64");

@@ -16,7 +16,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CudaEmitter.h"
-#include "codegen/NormPipeline.h"
 #include "codegen/Pipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/Check.h"
@@ -133,7 +132,7 @@ void fuzzUpdate(MLIRContext &context, StringRef text, Choices &choices) {
   if (!ok(parsed))
     return;
   func::FuncOp update = findUpdate(**parsed);
-  (void)describeUpdate(update);
+  (void)describeArgs(update);
   if (isMatrixUpdate(update)) {
     // kfuse check of a 2-D update: over fixed shapes, not one numel.
     NormCheckOptions check;
@@ -169,7 +168,7 @@ void fuzzNorm(MLIRContext &context, StringRef text, Choices &choices) {
   if (!ok(parsed))
     return;
   func::FuncOp norm = findNorm(**parsed);
-  (void)describeNorm(norm);
+  (void)describeArgs(norm);
 
   // kfuse check of a norm: the generic form in the interpreter.
   NormCheckOptions check;
@@ -179,14 +178,14 @@ void fuzzNorm(MLIRContext &context, StringRef text, Choices &choices) {
   (void)runNormCheck(norm, check);
 
   // kfuse compile of a norm, as the runtime specializes it.
-  NormSpecialization spec;
+  Specialization spec;
   spec.cols = choices.pick(std::array<int64_t, 6>{1, 2, 7, 64, 1000, 4096});
   spec.alignment = choices.pick(std::array<unsigned, 3>{16, 8, 4});
   if (choices.flip())
     for (unsigned i = 0, e = norm.getNumArguments(); i < e; ++i)
-      spec.dtypes.push_back(choices.pick(kDTypes));
-  NormEmitOptions emitOptions = getNormEmitOptions(**parsed, spec);
-  if (!ok(runNormPipeline(**parsed, spec)))
+      spec.argDTypes.push_back(choices.pick(kDTypes));
+  NormEmitOptions emitOptions = getNormEmitOptions(norm, spec.cols);
+  if (!ok(runPipeline(**parsed, spec, PipelineOptions())))
     return;
   print(**parsed);
   auto plan = emitNormPlan(**parsed, emitOptions);

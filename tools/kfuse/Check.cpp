@@ -189,7 +189,7 @@ int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
     return reportError(numel.takeError());
   CommonOptions specialized = options;
   specialized.spec.numel = *numel;
-  std::vector<ArgInfo> args = describeUpdate(findUpdate(*parsed->module));
+  std::vector<ArgInfo> args = describeArgs(findUpdate(*parsed->module));
   if (Error error = applyNamedDTypes(specialized, args))
     return reportError(std::move(error));
   CheckOptions checkOptions;

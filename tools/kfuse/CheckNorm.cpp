@@ -15,7 +15,6 @@
 
 #include "tools/kfuse/Commands.h"
 
-#include "codegen/NormPipeline.h"
 #include "codegen/Pipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/NormCheck.h"
@@ -38,7 +37,7 @@ static bool emitsForCheckedShapes(const CommonOptions &options, StringRef text,
     columns.insert(checked.cols);
   unsigned kernels = 0;
   for (int64_t cols : columns) {
-    NormSpecialization spec;
+    Specialization spec;
     spec.cols = cols;
     Expected<NormPlan> plan = compileNormToPlan(text, options.input, spec);
     if (!plan) {

@@ -4,7 +4,6 @@
 
 #include "codegen/CudaEmitter.h"
 #include "codegen/DiagnosticErrors.h"
-#include "codegen/NormPipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "dialect/SourceLimits.h"
 #include "runtime/CudaDriver.h"
@@ -291,7 +290,7 @@ static int compileUpdate(const CommonOptions &options, const std::string &emit,
   auto stage = std::chrono::steady_clock::now();
   CommonOptions named = options;
   if (Error error =
-          applyNamedDTypes(named, describeUpdate(findUpdate(*input.module))))
+          applyNamedDTypes(named, describeArgs(findUpdate(*input.module))))
     return reportError(std::move(error));
   if (Error error = runPipeline(*input.module, named.spec, options.pipeline))
     return reportError(std::move(error));
@@ -424,18 +423,20 @@ static int compileNorm(const CommonOptions &options,
   auto stage = std::chrono::steady_clock::now();
   // Full tensors take the input dtype, per-column ones the weight dtype,
   // per-row statistics stay f32.
-  NormSpecialization spec;
+  Specialization spec;
   spec.cols = cols;
   spec.alignment = options.spec.alignment;
   for (Type type : findNorm(*input.module).getArgumentTypes()) {
-    NormShape shape = getNormShape(type);
-    spec.dtypes.push_back(shape == NormShape::full  ? *fullDType
-                          : shape == NormShape::col ? *colDType
-                                                    : DType::f32);
+    ArgLevel level = getValueLevel(type);
+    spec.argDTypes.push_back(!isa<RankedTensorType>(type) ? DType::f32
+                             : level == ArgLevel::element ? *fullDType
+                             : level == ArgLevel::column  ? *colDType
+                                                          : DType::f32);
   }
-  NormEmitOptions emitOptions = getNormEmitOptions(*input.module, spec);
+  NormEmitOptions emitOptions =
+      getNormEmitOptions(findNorm(*input.module), spec.cols);
   stage = std::chrono::steady_clock::now();
-  if (Error error = runNormPipeline(*input.module, spec))
+  if (Error error = runPipeline(*input.module, spec, PipelineOptions()))
     return reportError(std::move(error));
   input.times.passesMs = msSince(stage);
 

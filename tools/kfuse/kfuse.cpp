@@ -14,7 +14,6 @@
 #include "tools/kfuse/Cache.h"
 #include "tools/kfuse/Commands.h"
 
-#include "codegen/NormPipeline.h"
 #include "interpreter/Check.h"
 #include "runtime/NvJitLink.h"
 #include "runtime/Nvrtc.h"
