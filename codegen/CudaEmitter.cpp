@@ -990,7 +990,7 @@ void UpdateEmitter::emitPtx() {
 }
 
 FailureOr<KernelPlan> UpdateEmitter::emit() {
-  plan.updateName = update.getSymName().str();
+  plan.name = update.getSymName().str();
   if (failed(readAttributes()) || failed(collectArgs()) ||
       failed(collectOps()) || failed(planStores()))
     return failure();
@@ -1054,7 +1054,7 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       "{}-bit indexing, {}.\n"
       "// Self-contained: compiles with NVRTC without headers.\n\n"
       "{}\n{}{}{}{}",
-      plan.updateName, plan.kernels.size(), vectorWidth,
+      plan.name, plan.kernels.size(), vectorWidth,
       plan.multiTensor ? 64 : indexBits,
       plan.multiTensor ? std::string("multi-tensor")
       : plan.numel < 0 && plan.numelMultiple > 1

@@ -336,10 +336,10 @@ FailureOr<NormProgram> NormAnalyzer::analyze() {
     return func.emitOpError()
            << "needs the row length it was specialized on (cols > 0), got "
            << options.cols;
-  NormPlan &plan = program.plan;
-  plan.normName = func.getSymName().str();
+  KernelPlan &plan = program.plan;
+  plan.kind = KernelKind::norm;
+  plan.name = func.getSymName().str();
   plan.cols = options.cols;
-  plan.location = formatLocation(func.getLoc());
   if (auto width =
           func->getAttrOfType<IntegerAttr>(KFuseDialect::kVectorWidthAttrName))
     program.vectorWidth = width.getInt();
@@ -394,8 +394,8 @@ FailureOr<NormProgram> analyzeNorm(func::FuncOp func,
 
 } // namespace norm
 
-FailureOr<NormPlan> emitNormCuda(func::FuncOp norm,
-                                 const NormEmitOptions &options) {
+FailureOr<KernelPlan> emitNormCuda(func::FuncOp norm,
+                                   const NormEmitOptions &options) {
   FailureOr<norm::NormProgram> program = norm::analyzeNorm(norm, options);
   if (failed(program) || failed(norm::emitNormSource(*program, options)))
     return failure();

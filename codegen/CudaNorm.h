@@ -2,15 +2,16 @@
 //
 // The code generator of norm functions (`kfuse.norm`): from a norm that
 // kfuse-specialize has specialized (storage dtypes, a static row
-// length), a NormPlan with a row kernel and, with column reductions, a finish
-// kernel, following the launch ABI documented in codegen/NormPlan.h.
+// length), a KernelPlan with a row kernel and, with column reductions, a
+// finish kernel, following the launch ABI under "Norm plans" in
+// codegen/KernelPlan.h.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KFUSE_CODEGEN_CUDANORM_H
 #define KFUSE_CODEGEN_CUDANORM_H
 
-#include "codegen/NormPlan.h"
+#include "codegen/KernelPlan.h"
 #include "dialect/KFuseOps.h"
 
 #include <string>
@@ -82,8 +83,8 @@ struct NormEmitOptions {
 /// Emits the CUDA source and launch plan of the specialized norm `norm`.
 /// Fails with a diagnostic at the offending op (or the function) for
 /// anything it cannot generate.
-mlir::FailureOr<NormPlan> emitNormCuda(mlir::func::FuncOp norm,
-                                       const NormEmitOptions &options);
+mlir::FailureOr<KernelPlan> emitNormCuda(mlir::func::FuncOp norm,
+                                         const NormEmitOptions &options);
 
 /// The emitter's options for the norm `norm` as written (its argument
 /// levels; call before runPipeline specializes it) over `cols` columns, with

@@ -38,7 +38,7 @@ struct ColumnOutput {
 /// A specialized norm, classified and split into phases.
 struct NormProgram {
   mlir::func::FuncOp func;
-  NormPlan plan; // args, cols, location and names filled
+  KernelPlan plan; // kind, name, args and cols filled
   unsigned vectorWidth = 1;
   llvm::DenseMap<mlir::Value, ValueKind> kinds;
   /// Row reductions a value depends on, transitively (a row reduction

@@ -247,7 +247,7 @@ private:
 
   NormProgram &program;
   const NormEmitOptions &options;
-  NormPlan &plan;
+  KernelPlan &plan;
   func::FuncOp func;
   Layout layout;
   NameTable names;
@@ -912,8 +912,8 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
   std::string out = fmt::format(
       "// The row kernel of @{}, from {}.\n"
       "extern \"C\" __global__ void __launch_bounds__({}, {})\n{}({}) {{\n",
-      plan.normName, plan.location, layout.blockSize(), layout.launchBlocks,
-      plan.rowKernel, llvm::join(params, ", "));
+      plan.name, plan.rowKernel().location, layout.blockSize(),
+      layout.launchBlocks, plan.rowKernel().name, llvm::join(params, ", "));
   out += "  kfuse_grid_dependency_sync();\n";
   // Uniform values, once per thread.
   for (auto [index, arg] : llvm::enumerate(plan.args))
@@ -1126,8 +1126,9 @@ FailureOr<std::string> SourceEmitter::emitFinishKernel() {
     params.push_back(fmt::format(
         "{} *__restrict__ {}", getCudaStorageType(plan.args[output.arg].dtype),
         paramNames[output.arg]));
-  unsigned columns = plan.finishColumnsPerBlock;
-  unsigned slices = plan.finishBlockSize / columns;
+  const KernelInfo &finish = *plan.finishKernel();
+  unsigned columns = finish.columnsPerBlock;
+  unsigned slices = finish.blockSize / columns;
   // Loads of one thread in flight together: the partials were just written,
   // so each round trip is an L2 hit, and a slice of about grid / slices
   // partial rows takes a few rounds.
@@ -1168,7 +1169,7 @@ FailureOr<std::string> SourceEmitter::emitFinishKernel() {
       "  for (int s = 1; s < {2}; ++s)\n"
       "    total += kfuse_slices[s][column];\n"
       "  switch (blockIdx.y) {{\n",
-      plan.normName, columns, slices, plan.finishBlockSize, plan.finishKernel,
+      plan.name, columns, slices, finish.blockSize, finish.name,
       llvm::join(params, ", "), cols, slices * kLoadsInFlight, kLoadsInFlight);
   for (auto [position, output] : llvm::enumerate(program.columnOutputs)) {
     std::string value = "total";
@@ -1215,33 +1216,41 @@ LogicalResult SourceEmitter::emit() {
   layout = chooseLayout(cols, program.vectorWidth, demand, options);
   if (layout.stages > 0)
     stagedInputs.assign(fullInputs.begin(), fullInputs.end());
-  std::string base = sanitizeIdentifier(plan.normName);
-  plan.rowKernel = names.unique(fmt::format("kfuse_{}_rows", base));
-  plan.blockSize = layout.blockSize();
-  plan.rowsPerBlock = layout.rows;
-  plan.threadsPerRow = layout.threads;
-  plan.itemsPerThread = layout.items * layout.chunks;
-  plan.launchBlocks = layout.launchBlocks;
-  plan.sharedBytes =
+  std::string base = sanitizeIdentifier(plan.name);
+  KernelInfo rows;
+  rows.role = KernelInfo::Role::NormRows;
+  rows.name = names.unique(fmt::format("kfuse_{}_rows", base));
+  rows.location = formatLocation(func.getLoc());
+  rows.blockSize = layout.blockSize();
+  rows.rowsPerBlock = layout.rows;
+  rows.threadsPerRow = layout.threads;
+  rows.itemsPerThread = layout.items * layout.chunks;
+  rows.launchBlocks = layout.launchBlocks;
+  rows.sharedBytes =
       (layout.sums == Layout::Sums::shared ? columnSumBytes(layout, demand)
                                            : 0) +
       layout.stages * stageBytes(layout, demand);
-  plan.stages = layout.stages;
-  plan.vectorWidth = layout.vec;
-  plan.rowInRegisters = layout.inRegisters;
-  plan.columnInputsInRegisters = layout.columnInputsInRegisters;
+  rows.stages = layout.stages;
+  rows.vectorWidth = layout.vec;
+  rows.rowInRegisters = layout.inRegisters;
+  rows.columnInputsInRegisters = layout.columnInputsInRegisters;
   for (const ColumnOutput &output : program.columnOutputs)
     plan.columnOutputs.push_back(output.arg);
+  plan.kernels.push_back(std::move(rows));
   if (!plan.columnOutputs.empty()) {
-    plan.finishKernel = names.unique(fmt::format("kfuse_{}_finish", base));
     if (options.finishColumnsPerBlock == 0 ||
         options.finishBlockSize % options.finishColumnsPerBlock != 0)
       return func.emitError() << "finish blocks of " << options.finishBlockSize
                               << " threads do not split into slices of "
                               << options.finishColumnsPerBlock << " columns";
-    plan.finishBlockSize = options.finishBlockSize;
-    plan.finishColumnsPerBlock = options.finishColumnsPerBlock;
-    plan.maxGridBlocks = options.maxColumnReductionGrid;
+    KernelInfo finish;
+    finish.role = KernelInfo::Role::NormColumnFinish;
+    finish.name = names.unique(fmt::format("kfuse_{}_finish", base));
+    finish.location = plan.kernels.front().location;
+    finish.blockSize = options.finishBlockSize;
+    finish.columnsPerBlock = options.finishColumnsPerBlock;
+    plan.kernels.front().maxGridBlocks = options.maxColumnReductionGrid;
+    plan.kernels.push_back(std::move(finish));
   }
   if (failed(nameValues()))
     return failure();
@@ -1266,7 +1275,7 @@ LogicalResult SourceEmitter::emit() {
       "threads per row ({} vector(s) each{}), {} row(s) per block.\n"
       "// Self-contained: compiles with NVRTC without headers.\n\n"
       "{}\n{}\n{}",
-      plan.normName, cols, layout.vec, layout.threads, layout.items,
+      plan.name, cols, layout.vec, layout.threads, layout.items,
       layout.stages > 0 ? fmt::format(", staged in shared memory, {} buffer(s)",
                                       layout.stages)
       : layout.inRegisters

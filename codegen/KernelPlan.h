@@ -1,13 +1,16 @@
 //===- KernelPlan.h - what the code generator hands the runtime -*- C++ -*-===//
 //
-// Plain data, free of MLIR: the generated CUDA source and, for each kernel,
-// how its parameters map to the update's arguments. The runtime compiles and
-// launches from this alone.
+// Plain data, free of MLIR: the generated CUDA source of an update or a
+// norm and, for each kernel, how to launch it and how its parameters map to
+// the function's arguments. The runtime compiles and launches from this
+// alone.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KFUSE_CODEGEN_KERNELPLAN_H
 #define KFUSE_CODEGEN_KERNELPLAN_H
+
+#include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
 #include <optional>
@@ -15,6 +18,10 @@
 #include <vector>
 
 namespace kfuse {
+
+/// What a kernel source holds: a func.func with 'kfuse.update' or one with
+/// 'kfuse.norm'.
+enum class KernelKind { update, norm };
 
 /// Storage element types of tensors (compute is always f32). `pred` is a
 /// one-byte boolean, only for temporaries of unfused plans.
@@ -248,11 +255,53 @@ struct HostUniforms {
   void evaluate(const double *args, float *out) const;
 };
 
+//===----------------------------------------------------------------------===//
+// Norm plans
+//===----------------------------------------------------------------------===//
+//
+// A norm (`kfuse.norm`: LayerNorm, RMSNorm, forward or backward) is
+// specialized on a dtype per tensor argument and a static row length
+// (KernelPlan::cols); its plan holds a row kernel and, with column
+// reductions, a finish kernel:
+//
+//   Row kernel (KernelInfo::Role::NormRows), grid = min(ceil(rows /
+//   rowsPerBlock), maxGridBlocks) blocks of `blockSize` threads,
+//   `sharedBytes` of dynamic shared memory (it may exceed 48 KiB, up to
+//   227 KiB: raise the kernel's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+//   to it first). Parameters, in order:
+//     - one pointer per tensor argument, in argument order (`const T *` for
+//       inputs, `T *` for outputs; T the argument's storage dtype);
+//     - one `double` per hyper argument, in argument order;
+//     - `long long rows`;
+//     - `float *partials`: with column reductions, a 16-byte aligned
+//       workspace of partialFloats(grid) floats (see below), else null.
+//   Blocks take rows blockIdx.x * rowsPerBlock + k * gridDim.x * rowsPerBlock
+//   (a grid-stride loop over row groups), so a block accumulates its column
+//   partials over all its rows (in registers or shared memory) and writes
+//   them once at the end:
+//   partials[(reduction * grid + blockIdx.x) * cols + col]. Every block
+//   writes all of its partials (zeros when it got no rows), so the workspace
+//   needs no clearing.
+//
+//   Finish kernel (KernelInfo::Role::NormColumnFinish, only with column
+//   reductions), grid = (ceil(cols / columnsPerBlock), columnOutputs.size())
+//   blocks of `blockSize` threads: blockIdx.y is the column output.
+//   Parameters: `const float *partials`, `int grid` (the row kernel's grid),
+//   then one pointer per column-reduction output, in the order of
+//   `columnOutputs`. It sums each column's partials over the blocks in a
+//   fixed order (each slice of the block's threads the blocks congruent to
+//   it, then the slices in order), so the result has the same bits every run
+//   for a given grid; the runtime fixes the grid for a given (rows, device)
+//   to keep it so. With no rows, skip the row kernel and launch the finish
+//   kernel with grid 0: it stores zeros.
+
 /// One generated kernel: the launch of one fused region.
 struct KernelInfo {
   enum class Role {
-    Update,       // one fused region
-    FoundInfScan, // multi-tensor pre-pass: any non-finite grad?
+    Update,           // one fused region
+    FoundInfScan,     // multi-tensor pre-pass: any non-finite grad?
+    NormRows,         // a norm's row kernel
+    NormColumnFinish, // a norm's column sums from the row kernel's partials
   };
   Role role = Role::Update;
   std::string name;     // extern "C" symbol in the source
@@ -273,11 +322,40 @@ struct KernelInfo {
   /// Whether the kernel sets found_inf (a multi-tensor update kernel whose
   /// first phase also scans the grads).
   bool setsFoundInf = false;
+
+  // Norm kernels (the ABI under "Norm plans" above).
+  /// Bytes of dynamic shared memory per block.
+  unsigned sharedBytes = 0;
+  /// NormRows: rows a block takes at a time, and the upper bound on the grid
+  /// (0: none; the code generator sets 1024 with column reductions, each
+  /// block adding `cols` partials per reduction for the finish kernel).
+  unsigned rowsPerBlock = 1;
+  unsigned maxGridBlocks = 0;
+  /// NormRows, informational: threads per row (blockSize / rowsPerBlock)
+  /// and vectors each thread handles per row.
+  unsigned threadsPerRow = 0;
+  unsigned itemsPerThread = 0;
+  /// NormRows: blocks per SM its __launch_bounds__ asks for.
+  unsigned launchBlocks = 1;
+  /// NormRows: whether a thread holds its part of the whole row at once (in
+  /// registers, or staged in shared memory when `stages` > 0; else the
+  /// kernel loops over the row in chunks), and its column inputs for all its
+  /// rows.
+  bool rowInRegisters = true;
+  bool columnInputsInRegisters = false;
+  /// NormRows: buffers of a row group staged in shared memory (0: none).
+  /// With 2 the kernel copies the next row group while it computes one:
+  /// launch at most the blocks resident at once (one wave), so that every
+  /// block runs several row groups.
+  unsigned stages = 0;
+  /// NormColumnFinish: columns per block.
+  unsigned columnsPerBlock = 32;
 };
 
-/// The whole generated program for one specialization of an update.
+/// The whole generated program for one specialization of a kernel.
 struct KernelPlan {
-  std::string updateName;
+  KernelKind kind = KernelKind::update;
+  std::string name; // the function's symbol
   std::vector<ArgInfo> args;
   std::vector<KernelInfo> kernels; // launched in order
   std::vector<DType> temporaries;  // buffers of numel elements each
@@ -316,7 +394,33 @@ struct KernelPlan {
   /// included; for a fully fused update, every tensor argument read once and
   /// every written one written once, in its storage dtype.
   unsigned bytesPerElement() const;
+
+  /// Norm plans: the row length; the row kernel (kernels[0]) and the
+  /// finish kernel of the column reductions, or null; the output argument
+  /// index of each column reduction, in partials order.
+  int64_t cols = 0;
+  std::vector<unsigned> columnOutputs;
+  const KernelInfo &rowKernel() const { return kernels.front(); }
+  const KernelInfo *finishKernel() const {
+    return kernels.size() > 1 ? &kernels[1] : nullptr;
+  }
+  /// Floats of workspace the row kernel needs for a grid of `grid` blocks.
+  uint64_t partialFloats(unsigned grid) const {
+    return uint64_t(columnOutputs.size()) * grid * uint64_t(cols);
+  }
+  /// Minimum bytes a norm launch over `rows` rows moves: every tensor
+  /// argument read (inputs) or written (outputs) once in its storage dtype
+  /// (UINT64_MAX past 2^64).
+  uint64_t minimumBytes(int64_t rows) const;
 };
+
+/// Minimum bytes a norm launch over `rows` x `cols` moves when the tensors
+/// have `dtypes` (one per argument, hyper entries ignored; empty: each
+/// argument's own dtype): every tensor read or written once. Nothing when
+/// an extent is negative or the count passes 2^64.
+std::optional<uint64_t> normMinimumBytes(llvm::ArrayRef<ArgInfo> args,
+                                         llvm::ArrayRef<DType> dtypes,
+                                         int64_t rows, int64_t cols);
 
 } // namespace kfuse
 

@@ -322,21 +322,22 @@ llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
   return std::move(*plan);
 }
 
-llvm::Expected<NormPlan> emitNormPlan(ModuleOp module,
-                                      const NormEmitOptions &options) {
+llvm::Expected<KernelPlan> emitNormPlan(ModuleOp module,
+                                        const NormEmitOptions &options) {
   func::FuncOp norm = findNorm(module);
   if (!norm)
     return llvm::createStringError(
         "no func.func with the 'kfuse.norm' attribute");
   DiagnosticErrors errors(module.getContext());
-  FailureOr<NormPlan> plan = emitNormCuda(norm, options);
+  FailureOr<KernelPlan> plan = emitNormCuda(norm, options);
   if (failed(plan))
     return errors.takeError("norm code generation failed");
   return std::move(*plan);
 }
 
-llvm::Expected<NormPlan> compileNormToPlan(StringRef text, StringRef bufferName,
-                                           const Specialization &spec) {
+llvm::Expected<KernelPlan> compileNormToPlan(StringRef text,
+                                             StringRef bufferName,
+                                             const Specialization &spec) {
   MLIRContext &context = threadContext();
   auto module = parseKernelModule(context, text, bufferName, KernelKind::norm);
   if (!module)

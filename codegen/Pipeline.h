@@ -5,7 +5,6 @@
 
 #include "codegen/CudaNorm.h"
 #include "codegen/KernelPlan.h"
-#include "codegen/NormPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -56,10 +55,6 @@ std::unique_ptr<mlir::MLIRContext> createContext();
 /// compile, what they uniqued (types, attributes, locations) stays.
 mlir::MLIRContext &threadContext();
 
-/// What a kernel source holds: a func.func with 'kfuse.update' or one with
-/// 'kfuse.norm'.
-enum class KernelKind { update, norm };
-
 /// A parsed kernel source and what it holds.
 struct ParsedKernel {
   mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -107,14 +102,14 @@ llvm::Expected<KernelPlan> compileToPlan(llvm::StringRef text,
                                          int ptxSm = 0);
 
 /// Runs the norm code generator on the specialized norm of `module`.
-llvm::Expected<NormPlan> emitNormPlan(mlir::ModuleOp module,
-                                      const NormEmitOptions &options);
+llvm::Expected<KernelPlan> emitNormPlan(mlir::ModuleOp module,
+                                        const NormEmitOptions &options);
 
 /// parseKernelModule + runPipeline + emitNormPlan of a norm, in the
 /// thread's context.
-llvm::Expected<NormPlan> compileNormToPlan(llvm::StringRef text,
-                                           llvm::StringRef bufferName,
-                                           const Specialization &spec);
+llvm::Expected<KernelPlan> compileNormToPlan(llvm::StringRef text,
+                                             llvm::StringRef bufferName,
+                                             const Specialization &spec);
 
 } // namespace kfuse
 

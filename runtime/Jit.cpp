@@ -325,8 +325,7 @@ Update::compileImage(const std::string &key, const Specialization &spec,
     result.plan = std::move(*plan);
     llvm::Expected<CompiledImage> made = compilePlanImage(
         {result.plan.source, result.plan.ptx, result.plan.ptxUnsupported},
-        result.plan.updateName + ".cu", *nvrtcOptions, mode, driverVersion(),
-        cache);
+        result.plan.name + ".cu", *nvrtcOptions, mode, driverVersion(), cache);
     if (!made)
       return withCode(made.takeError(), ErrorCode::Compile);
     image = std::move(*made);
@@ -334,7 +333,7 @@ Update::compileImage(const std::string &key, const Specialization &spec,
     if (usePlanCache && image->onDisk && !image->nvrtc.cubin.empty())
       storePlan(*cache, planKey, result.plan, image->key, driverVersion());
   }
-  dumpModule(result.plan.updateName, image->key, irText, result.plan.source,
+  dumpModule(result.plan.name, image->key, irText, result.plan.source,
              image->nvrtc.ptx);
   result.image = std::move(*image);
   return result;
@@ -489,7 +488,7 @@ Update::buildModule(const std::string &key, const Specialization &spec,
                            llvm::Twine(kernel.blockSize));
     compiled->functions.push_back(function);
   }
-  logInfo("compiled @" + compiled->plan.updateName + " (" + name + ") for " +
+  logInfo("compiled @" + compiled->plan.name + " (" + name + ") for " +
           device->arch + ": " + cacheSourceName(compiled->cacheSource) +
           llvm::formatv(", codegen {0:f1} ms, {1} {2:f1} ms, disk cache "
                         "{3:f1} ms, total {4:f1} ms",

@@ -106,7 +106,7 @@ specializeMultiTensor(llvm::ArrayRef<ArgInfo> infos,
 llvm::Error checkMultiTensorPlan(const KernelPlan &plan,
                                  llvm::ArrayRef<ArgInfo> infos,
                                  bool gradScaling) {
-  std::string what = "the multi-tensor plan of '" + plan.updateName + "'";
+  std::string what = "the multi-tensor plan of '" + plan.name + "'";
   if (!plan.multiTensor)
     return internal(what + " is not marked multi-tensor");
   if (plan.kernels.empty())

@@ -7,6 +7,7 @@
 #include "runtime/Dump.h"
 #include "runtime/Errors.h"
 #include "runtime/Log.h"
+#include "runtime/PlanCache.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -143,17 +144,17 @@ unsigned normBlocksPerSmOverride() {
   return value;
 }
 
-unsigned normGridSize(const NormPlan &plan, int64_t rows, int smCount,
+unsigned normGridSize(const KernelPlan &plan, int64_t rows, int smCount,
                       unsigned blocksPerSm) {
   if (rows <= 0)
     return 1;
-  int64_t rowsPerBlock = std::max(plan.rowsPerBlock, 1u);
+  int64_t rowsPerBlock = std::max(plan.rowKernel().rowsPerBlock, 1u);
   int64_t blocks = (rows + rowsPerBlock - 1) / rowsPerBlock;
-  if (plan.maxGridBlocks)
-    blocks = std::min<int64_t>(blocks, plan.maxGridBlocks);
+  if (plan.rowKernel().maxGridBlocks)
+    blocks = std::min<int64_t>(blocks, plan.rowKernel().maxGridBlocks);
   // Column partials are per block, and prefetching blocks run several row
   // groups: one wave of resident blocks.
-  if (!plan.columnOutputs.empty() || plan.stages >= 2)
+  if (!plan.columnOutputs.empty() || plan.rowKernel().stages >= 2)
     blocks = std::min<int64_t>(
         blocks, std::max<int64_t>(int64_t(smCount) * blocksPerSm, 1));
   // The grid's x dimension holds at most 2^31 - 1 blocks.
@@ -352,32 +353,36 @@ Norm::compileFor(const Specialization &spec, CudaDriver &driver,
 /// Checks that `plan` is one this runtime can launch for `infos`: what the
 /// launch ABI relies on, so that a code generator bug becomes an error
 /// instead of a wrong launch.
-static llvm::Error checkPlan(const NormPlan &plan,
+static llvm::Error checkPlan(const KernelPlan &plan,
                              llvm::ArrayRef<ArgInfo> infos,
                              const Specialization &spec) {
   auto internal = [&](const llvm::Twine &message) {
-    return makeError(ErrorCode::Internal, "norm plan '" + plan.normName +
-                                              "' (" + plan.location +
-                                              "): " + message);
+    return makeError(ErrorCode::Internal,
+                     "norm plan '" + plan.name + "': " + message);
   };
+  if (plan.kind != KernelKind::norm || plan.kernels.empty() ||
+      plan.kernels.size() > 2 ||
+      plan.rowKernel().role != KernelInfo::Role::NormRows ||
+      (plan.finishKernel() &&
+       plan.finishKernel()->role != KernelInfo::Role::NormColumnFinish))
+    return internal("is not a row kernel and at most a finish kernel");
   if (plan.args.size() != infos.size())
     return internal("has " + llvm::Twine(plan.args.size()) +
                     " arguments, the function " + llvm::Twine(infos.size()));
   if (plan.cols != spec.cols)
     return internal("is for " + llvm::Twine(plan.cols) + " columns, not " +
                     llvm::Twine(spec.cols));
-  if (plan.rowKernel.empty() || plan.blockSize == 0)
+  if (plan.rowKernel().name.empty() || plan.rowKernel().blockSize == 0)
     return internal("has no row kernel");
-  if (plan.columnOutputs.empty() != plan.finishKernel.empty())
+  if (plan.columnOutputs.empty() != !plan.finishKernel())
     return internal("has column reductions without a finish kernel or the "
                     "reverse");
-  if (!plan.columnOutputs.empty() &&
-      (plan.finishColumnsPerBlock == 0 ||
-       plan.finishBlockSize % plan.finishColumnsPerBlock != 0))
-    return internal("has a finish kernel of " +
-                    llvm::Twine(plan.finishBlockSize) +
+  if (const KernelInfo *finish = plan.finishKernel();
+      finish && (finish->columnsPerBlock == 0 ||
+                 finish->blockSize % finish->columnsPerBlock != 0))
+    return internal("has a finish kernel of " + llvm::Twine(finish->blockSize) +
                     " threads, not a multiple of its " +
-                    llvm::Twine(plan.finishColumnsPerBlock) + " columns");
+                    llvm::Twine(finish->columnsPerBlock) + " columns");
   for (unsigned index : plan.columnOutputs)
     if (index >= infos.size() || infos[index].role != ArgRole::output ||
         infos[index].level != ArgLevel::column)
@@ -428,26 +433,50 @@ Norm::buildModule(const std::string &key, const Specialization &spec,
   auto compiled = std::make_shared<CompiledNorm>();
   compiled->key = key;
   compiled->context = device.context;
-  llvm::Expected<NormPlan> plan = compileNormToPlan(irText, name, spec);
-  if (!plan)
-    return withCode(plan.takeError(), ErrorCode::Compile);
-  compiled->plan = std::move(*plan);
-  const NormPlan &normPlan = compiled->plan;
-  if (llvm::Error error = checkPlan(normPlan, argInfos, spec))
-    return std::move(error);
-
   llvm::Expected<NvrtcOptions> nvrtcOptions =
       nvrtcOptionsForDevice(device.arch);
   if (!nvrtcOptions)
     return nvrtcOptions.takeError();
-  llvm::Expected<CompiledImage> compiledImage =
-      compileImage(normPlan.source, normPlan.normName + ".cu", *nvrtcOptions,
-                   driver.driverVersion(), processDiskCache());
-  if (!compiledImage)
-    return withCode(compiledImage.takeError(), ErrorCode::Compile);
+  // A plan entry on disk skips parse, pipeline and emit, as for updates
+  // (runtime/PlanCache); cubins only.
+  DiskCache *cache = processDiskCache();
+  bool usePlanCache = cache && !nvrtcOptions->ptxOnly;
+  std::string planKey = usePlanCache ? planEntryKey(key) : "";
+  auto driverVersion = [&] { return driver.driverVersion(); };
+  std::optional<CompiledImage> compiledImage;
+  if (usePlanCache) {
+    std::string warning;
+    if (std::optional<CachedPlan> cached =
+            lookupPlan(*cache, planKey, driverVersion, warning)) {
+      compiled->plan = std::move(cached->plan);
+      compiledImage = std::move(cached->image);
+    } else if (!warning.empty()) {
+      logWarning(warning);
+    }
+  }
+  if (!compiledImage) {
+    llvm::Expected<KernelPlan> plan = compileNormToPlan(irText, name, spec);
+    if (!plan)
+      return withCode(plan.takeError(), ErrorCode::Compile);
+    compiled->plan = std::move(*plan);
+  }
+  const KernelPlan &normPlan = compiled->plan;
+  if (llvm::Error error = checkPlan(normPlan, argInfos, spec))
+    return std::move(error);
+  if (!compiledImage) {
+    llvm::Expected<CompiledImage> made =
+        compileImage(normPlan.source, normPlan.name + ".cu", *nvrtcOptions,
+                     driverVersion(), cache);
+    if (!made)
+      return withCode(made.takeError(), ErrorCode::Compile);
+    compiledImage = std::move(*made);
+    if (usePlanCache && compiledImage->onDisk &&
+        !compiledImage->nvrtc.cubin.empty())
+      storePlan(*cache, planKey, normPlan, compiledImage->key, driverVersion());
+  }
   compiled->nvrtc = std::move(compiledImage->nvrtc);
   compiled->cacheSource = compiledImage->source;
-  dumpModule(normPlan.normName, compiledImage->key, irText, normPlan.source,
+  dumpModule(normPlan.name, compiledImage->key, irText, normPlan.source,
              compiled->nvrtc.ptx);
   double diskMs = compiledImage->diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
@@ -458,35 +487,37 @@ Norm::buildModule(const std::string &key, const Specialization &spec,
           driver.cuModuleLoadData(&compiled->module, image.c_str()),
           "cuModuleLoadData of '" + name + "' for " + device.arch))
     return std::move(error);
+  const KernelInfo &rowKernel = normPlan.rowKernel();
   llvm::Expected<CUfunction> row =
-      loadKernel(driver, compiled->module, normPlan.rowKernel,
-                 normPlan.location, normPlan.blockSize, normPlan.sharedBytes);
+      loadKernel(driver, compiled->module, rowKernel.name, rowKernel.location,
+                 rowKernel.blockSize, rowKernel.sharedBytes);
   if (!row)
     return row.takeError();
   compiled->rowFunction = *row;
   int resident = 0;
   if (llvm::Error error = driver.check(
           driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-              &resident, compiled->rowFunction, normPlan.blockSize,
-              normPlan.sharedBytes),
+              &resident, compiled->rowFunction, rowKernel.blockSize,
+              rowKernel.sharedBytes),
           "cuOccupancyMaxActiveBlocksPerMultiprocessor of kernel '" +
-              normPlan.rowKernel + "' (" + normPlan.location + ")"))
+              rowKernel.name + "' (" + rowKernel.location + ")"))
     return std::move(error);
   if (resident < 1)
-    return makeError(ErrorCode::Launch,
-                     "kernel '" + normPlan.rowKernel + "' (" +
-                         normPlan.location + ") fits no block of " +
-                         llvm::Twine(normPlan.blockSize) + " threads on an SM");
+    return makeError(ErrorCode::Launch, "kernel '" + rowKernel.name + "' (" +
+                                            rowKernel.location +
+                                            ") fits no block of " +
+                                            llvm::Twine(rowKernel.blockSize) +
+                                            " threads on an SM");
   compiled->residentBlocksPerSm = static_cast<unsigned>(resident);
-  if (!normPlan.finishKernel.empty()) {
+  if (const KernelInfo *finishKernel = normPlan.finishKernel()) {
     llvm::Expected<CUfunction> finish =
-        loadKernel(driver, compiled->module, normPlan.finishKernel,
-                   normPlan.location, normPlan.finishBlockSize, 0);
+        loadKernel(driver, compiled->module, finishKernel->name,
+                   finishKernel->location, finishKernel->blockSize, 0);
     if (!finish)
       return finish.takeError();
     compiled->finishFunction = *finish;
   }
-  logInfo("compiled @" + normPlan.normName + " (" + name + ", " +
+  logInfo("compiled @" + normPlan.name + " (" + name + ", " +
           llvm::Twine(spec.cols) + " columns) for " + device.arch + ": " +
           cacheSourceName(compiled->cacheSource) +
           llvm::formatv(", codegen {0:f1} ms, nvrtc {1:f1} ms, disk cache "
@@ -558,7 +589,7 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
       return made.takeError();
     compiled = std::move(*made);
   }
-  const NormPlan &plan = compiled->plan;
+  const KernelPlan &plan = compiled->plan;
   unsigned blocksPerSm = normBlocksPerSmOverride();
   if (!blocksPerSm)
     blocksPerSm = compiled->residentBlocksPerSm;
@@ -607,7 +638,7 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
     // The kernel's name and IR location, as text only for an error.
     auto where = [&](const char *what) {
       return (llvm::Twine(what) + " kernel '" + kernelName + "' (" +
-              plan.location + ")")
+              plan.rowKernel().location + ")")
           .str();
     };
     if (CUresult result =
@@ -620,8 +651,9 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
     return llvm::Error::success();
   };
 
-  if (llvm::Error error = run(compiled->rowFunction, plan.rowKernel, grid, 1,
-                              plan.blockSize, plan.sharedBytes, params.data()))
+  if (llvm::Error error = run(compiled->rowFunction, plan.rowKernel().name,
+                              grid, 1, plan.rowKernel().blockSize,
+                              plan.rowKernel().sharedBytes, params.data()))
     return error;
   if (plan.columnOutputs.empty())
     return llvm::Error::success();
@@ -634,13 +666,14 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   llvm::SmallVector<void *, 10> finishParams = {&partials, &gridParam};
   for (uint64_t &value : outputValues)
     finishParams.push_back(&value);
-  unsigned finishGrid = static_cast<unsigned>(
-      (cols + plan.finishColumnsPerBlock - 1) / plan.finishColumnsPerBlock);
+  unsigned finishGrid =
+      static_cast<unsigned>((cols + plan.finishKernel()->columnsPerBlock - 1) /
+                            plan.finishKernel()->columnsPerBlock);
   // `workspace` goes out of scope after this: freed on `stream`, so after
   // the finish kernel has read it.
-  return run(compiled->finishFunction, plan.finishKernel, finishGrid,
+  return run(compiled->finishFunction, plan.finishKernel()->name, finishGrid,
              static_cast<unsigned>(plan.columnOutputs.size()),
-             plan.finishBlockSize, 0, finishParams.data());
+             plan.finishKernel()->blockSize, 0, finishParams.data());
 }
 
 } // namespace kfuse

@@ -6,7 +6,7 @@
 // they call for (a dtype per tensor, the row length, the alignment), looks
 // the compiled module up in a process-wide cache before generating and
 // compiling anything, and launches the row kernel, then the finish kernel of
-// the column reductions (see codegen/NormPlan.h for the launch ABI).
+// the column reductions (see codegen/KernelPlan.h for the launch ABI).
 //
 // Grid: one block per rowsPerBlock rows, and with column reductions at most
 // one full wave (the blocks every SM holds at once; KFUSE_NORM_BLOCKS_PER_SM
@@ -29,7 +29,7 @@
 #ifndef KFUSE_RUNTIME_NORM_H
 #define KFUSE_RUNTIME_NORM_H
 
-#include "codegen/NormPlan.h"
+#include "codegen/KernelPlan.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/ImageCache.h"
 #include "runtime/Jit.h"
@@ -80,13 +80,13 @@ unsigned normBlocksPerSmOverride();
 /// by the plan's maxGridBlocks (when nonzero) and, with column reductions,
 /// by smCount * blocksPerSm; at least 1. It depends only on the plan, rows
 /// and the device, so column sums have the same bits run to run.
-unsigned normGridSize(const NormPlan &plan, int64_t rows, int smCount,
+unsigned normGridSize(const KernelPlan &plan, int64_t rows, int smCount,
                       unsigned blocksPerSm);
 
 /// A norm plan compiled and loaded into one context.
 struct CompiledNorm {
   std::string key;
-  NormPlan plan;
+  KernelPlan plan;
   NvrtcResult nvrtc;
   /// Whether NVRTC ran or the image came from the disk cache.
   CacheSource cacheSource = CacheSource::miss;

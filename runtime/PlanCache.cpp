@@ -13,7 +13,7 @@
 namespace kfuse {
 
 /// Bump when the encoding below changes.
-static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-5";
+static constexpr llvm::StringLiteral kPlanFormat = "kfuse-plan-6";
 
 std::string planEntryKey(llvm::StringRef compileKey) {
   CacheKeyHasher hash;
@@ -89,7 +89,17 @@ Value encodeKernel(const KernelInfo &kernel) {
                 {"block_size", kernel.blockSize},
                 {"body_ops", kernel.numBodyOps},
                 {"phases", kernel.phases},
-                {"sets_found_inf", kernel.setsFoundInf}};
+                {"sets_found_inf", kernel.setsFoundInf},
+                {"shared_bytes", kernel.sharedBytes},
+                {"rows_per_block", kernel.rowsPerBlock},
+                {"max_grid_blocks", kernel.maxGridBlocks},
+                {"threads_per_row", kernel.threadsPerRow},
+                {"items_per_thread", kernel.itemsPerThread},
+                {"launch_blocks", kernel.launchBlocks},
+                {"row_in_registers", kernel.rowInRegisters},
+                {"column_inputs_in_registers", kernel.columnInputsInRegisters},
+                {"stages", kernel.stages},
+                {"columns_per_block", kernel.columnsPerBlock}};
   if (kernel.hostUniforms)
     object["host_uniforms"] = encodeUniforms(*kernel.hostUniforms);
   return object;
@@ -244,7 +254,7 @@ void readUniforms(Reader &reader, HostUniforms &uniforms) {
 }
 
 void readKernel(Reader &reader, KernelInfo &kernel) {
-  reader.readEnum("role", kernel.role, KernelInfo::Role::FoundInfScan);
+  reader.readEnum("role", kernel.role, KernelInfo::Role::NormColumnFinish);
   reader.read("name", kernel.name);
   reader.read("location", kernel.location);
   reader.objects("params", [&](Reader &item) {
@@ -262,6 +272,16 @@ void readKernel(Reader &reader, KernelInfo &kernel) {
   reader.read("body_ops", kernel.numBodyOps);
   reader.read("phases", kernel.phases);
   reader.read("sets_found_inf", kernel.setsFoundInf);
+  reader.read("shared_bytes", kernel.sharedBytes);
+  reader.read("rows_per_block", kernel.rowsPerBlock);
+  reader.read("max_grid_blocks", kernel.maxGridBlocks);
+  reader.read("threads_per_row", kernel.threadsPerRow);
+  reader.read("items_per_thread", kernel.itemsPerThread);
+  reader.read("launch_blocks", kernel.launchBlocks);
+  reader.read("row_in_registers", kernel.rowInRegisters);
+  reader.read("column_inputs_in_registers", kernel.columnInputsInRegisters);
+  reader.read("stages", kernel.stages);
+  reader.read("columns_per_block", kernel.columnsPerBlock);
   if (kernel.phases == 0)
     reader.fail("a kernel of no phases");
   if (reader.has("host_uniforms")) {
@@ -291,13 +311,16 @@ std::string encodePlanEntry(const KernelPlan &plan, llvm::StringRef imageKey,
     temporaries.push_back(enumValue(dtype));
   for (unsigned index : plan.tensorArgs)
     tensorArgs.push_back(index);
-  Array listTotals;
+  Array listTotals, columnOutputs;
+  for (unsigned index : plan.columnOutputs)
+    columnOutputs.push_back(index);
   for (const auto &[name, index] : plan.listTotals)
     listTotals.push_back(Object{{"name", name}, {"index", index}});
   Object entry{{"format", kPlanFormat},
                {"image_key", imageKey},
                {"driver_version", driverVersion},
-               {"update", plan.updateName},
+               {"kind", enumValue(plan.kind)},
+               {"name", plan.name},
                {"args", std::move(args)},
                {"kernels", std::move(kernels)},
                {"temporaries", std::move(temporaries)},
@@ -315,7 +338,9 @@ std::string encodePlanEntry(const KernelPlan &plan, llvm::StringRef imageKey,
                {"matrix", plan.matrix},
                {"num_row_reductions", plan.numRowReductions},
                {"num_col_reductions", plan.numColReductions},
-               {"list_totals", std::move(listTotals)}};
+               {"list_totals", std::move(listTotals)},
+               {"cols", plan.cols},
+               {"column_outputs", std::move(columnOutputs)}};
   std::string bytes;
   llvm::raw_string_ostream(bytes) << Value(std::move(entry));
   return bytes;
@@ -341,7 +366,8 @@ llvm::Expected<PlanEntry> decodePlanEntry(llvm::StringRef bytes) {
   KernelPlan &plan = entry.plan;
   reader.read("image_key", entry.imageKey);
   reader.read("driver_version", entry.driverVersion);
-  reader.read("update", plan.updateName);
+  reader.readEnum("kind", plan.kind, KernelKind::norm);
+  reader.read("name", plan.name);
   reader.objects("args", [&](Reader &item) {
     ArgInfo arg;
     readArg(item, arg);
@@ -373,6 +399,8 @@ llvm::Expected<PlanEntry> decodePlanEntry(llvm::StringRef bytes) {
   reader.read("matrix", plan.matrix);
   reader.read("num_row_reductions", plan.numRowReductions);
   reader.read("num_col_reductions", plan.numColReductions);
+  reader.read("cols", plan.cols);
+  reader.unsignedArray("column_outputs", plan.columnOutputs);
   reader.objects("list_totals", [&](Reader &item) {
     std::pair<std::string, unsigned> total;
     item.read("name", total.first);
@@ -400,6 +428,9 @@ llvm::Expected<PlanEntry> decodePlanEntry(llvm::StringRef bytes) {
   for (unsigned index : plan.tensorArgs)
     if (index >= plan.args.size())
       reader.fail("a tensor argument index is out of range");
+  for (unsigned index : plan.columnOutputs)
+    if (index >= plan.args.size())
+      reader.fail("a column output index is out of range");
   if (plan.stepArg < -1 || plan.stepArg >= int(plan.args.size()))
     reader.fail("'step_arg' is out of range");
   if (!reader.error.empty())

@@ -40,7 +40,7 @@ class CudaEmitterTest : public EmitterTest {
 protected:
   static std::string compile(const KernelPlan &plan, const std::string &arch,
                              bool ptxOnly) {
-    return compileSource(plan.source, plan.updateName, arch, ptxOnly);
+    return compileSource(plan.source, plan.name, arch, ptxOnly);
   }
 };
 
@@ -93,7 +93,7 @@ func.func @sgd(%p: tensor<1024xf32> {kfuse.role = #kfuse.role<param>, kfuse.name
 TEST_F(CudaEmitterTest, F32VectorKernel) {
   FailureOr<KernelPlan> plan = emit(kSgdF32);
   ASSERT_TRUE(succeeded(plan)) << diagnostics;
-  EXPECT_EQ(plan->updateName, "sgd");
+  EXPECT_EQ(plan->name, "sgd");
   EXPECT_EQ(plan->numel, 1024);
   EXPECT_EQ(plan->alignment, 16u);
   EXPECT_TRUE(plan->temporaries.empty());

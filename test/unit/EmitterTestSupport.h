@@ -44,9 +44,9 @@ inline std::string compileSource(const std::string &source,
 
 /// Compiles a plan for sm_80 and sm_90 and returns the compute_90 PTX.
 inline std::string compileAll(const KernelPlan &plan) {
-  compileSource(plan.source, plan.updateName, "sm_80", /*ptxOnly=*/false);
-  compileSource(plan.source, plan.updateName, "sm_90", /*ptxOnly=*/false);
-  return compileSource(plan.source, plan.updateName, "sm_90",
+  compileSource(plan.source, plan.name, "sm_80", /*ptxOnly=*/false);
+  compileSource(plan.source, plan.name, "sm_90", /*ptxOnly=*/false);
+  return compileSource(plan.source, plan.name, "sm_90",
                        /*ptxOnly=*/true);
 }
 

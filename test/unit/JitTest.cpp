@@ -346,8 +346,8 @@ TEST(JitTest, LibraryUpdatesCompileWithNvrtc) {
         }
         NvrtcOptions nvrtcOptions;
         nvrtcOptions.arch = "sm_90";
-        llvm::Expected<NvrtcResult> compiled = compileWithNvrtc(
-            plan->source, plan->updateName + ".cu", nvrtcOptions);
+        llvm::Expected<NvrtcResult> compiled =
+            compileWithNvrtc(plan->source, plan->name + ".cu", nvrtcOptions);
         ASSERT_TRUE(bool(compiled))
             << what << ": " << llvm::toString(compiled.takeError()) << "\n"
             << plan->source;

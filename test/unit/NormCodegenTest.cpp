@@ -69,8 +69,8 @@ protected:
   }
 
   /// The plan, or a test failure and none.
-  std::optional<NormPlan> plan(const Specialization &spec) {
-    llvm::Expected<NormPlan> plan =
+  std::optional<KernelPlan> plan(const Specialization &spec) {
+    llvm::Expected<KernelPlan> plan =
         compileNormToPlan(text, std::string(GetParam()) + ".mlir", spec);
     if (!plan) {
       ADD_FAILURE() << spec.key() << ": " << llvm::toString(plan.takeError());
@@ -88,11 +88,11 @@ TEST_P(LibraryNormTest, PlansEveryDTypeAndRowLength) {
     for (DType weight : {input, DType::f32})
       for (int64_t cols : kCols) {
         Specialization spec = specialize(args, cols, input, weight);
-        std::optional<NormPlan> plan = this->plan(spec);
+        std::optional<KernelPlan> plan = this->plan(spec);
         if (!plan)
           continue;
         SCOPED_TRACE(spec.key());
-        EXPECT_EQ(plan->normName, GetParam());
+        EXPECT_EQ(plan->name, GetParam());
         EXPECT_EQ(plan->cols, cols);
         ASSERT_EQ(plan->args.size(), args.size());
         for (auto [index, arg] : llvm::enumerate(plan->args)) {
@@ -102,22 +102,24 @@ TEST_P(LibraryNormTest, PlansEveryDTypeAndRowLength) {
                                    ? DType::f32
                                    : spec.argDTypes[index]);
         }
-        EXPECT_EQ(plan->blockSize, plan->threadsPerRow * plan->rowsPerBlock);
-        EXPECT_LE(plan->blockSize, 1024u);
-        EXPECT_EQ(plan->blockSize % 32, 0u);
-        EXPECT_LE(plan->sharedBytes, 227u * 1024);
-        EXPECT_TRUE(contains(plan->source, plan->rowKernel));
+        EXPECT_EQ(plan->rowKernel().blockSize,
+                  plan->rowKernel().threadsPerRow *
+                      plan->rowKernel().rowsPerBlock);
+        EXPECT_LE(plan->rowKernel().blockSize, 1024u);
+        EXPECT_EQ(plan->rowKernel().blockSize % 32, 0u);
+        EXPECT_LE(plan->rowKernel().sharedBytes, 227u * 1024);
+        EXPECT_TRUE(contains(plan->source, plan->rowKernel().name));
         EXPECT_FALSE(contains(plan->source, "#include"));
         // Whole 16-byte vectors exactly when rows start on 16 bytes.
         unsigned widest = dtypeSize(input);
         bool aligned = (cols * widest) % 16 == 0;
-        EXPECT_EQ(plan->vectorWidth, aligned ? 16 / widest : 1u);
+        EXPECT_EQ(plan->rowKernel().vectorWidth, aligned ? 16 / widest : 1u);
         bool backward = llvm::StringRef(GetParam()).ends_with("_bwd");
         EXPECT_EQ(plan->columnOutputs.empty(), !backward);
-        EXPECT_EQ(plan->finishKernel.empty(), !backward);
+        EXPECT_EQ(!plan->finishKernel(), !backward);
         if (backward) {
-          EXPECT_TRUE(contains(plan->source, plan->finishKernel));
-          EXPECT_GT(plan->maxGridBlocks, 0u);
+          EXPECT_TRUE(contains(plan->source, plan->finishKernel()->name));
+          EXPECT_GT(plan->rowKernel().maxGridBlocks, 0u);
           for (unsigned output : plan->columnOutputs)
             EXPECT_EQ(plan->args[output].level, ArgLevel::column);
         }
@@ -146,22 +148,22 @@ TEST_P(LibraryNormTest, SampleCompilesWithNvrtcWithoutSpills) {
   }
   for (const Specialization &spec : sample) {
     SCOPED_TRACE(spec.key());
-    std::optional<NormPlan> plan = this->plan(spec);
+    std::optional<KernelPlan> plan = this->plan(spec);
     if (!plan)
       continue;
     NvrtcOptions options;
     options.arch = "sm_90";
     llvm::Expected<NvrtcResult> compiled =
-        compileWithNvrtc(plan->source, plan->normName + ".cu", options);
+        compileWithNvrtc(plan->source, plan->name + ".cu", options);
     if (!compiled) {
       ADD_FAILURE() << llvm::toString(compiled.takeError()) << "\n"
                     << plan->source;
       continue;
     }
     EXPECT_FALSE(compiled->cubin.empty());
-    std::vector<std::string> kernels{plan->rowKernel};
-    if (!plan->finishKernel.empty())
-      kernels.push_back(plan->finishKernel);
+    std::vector<std::string> kernels{plan->rowKernel().name};
+    if (!!plan->finishKernel())
+      kernels.push_back(plan->finishKernel()->name);
     for (const std::string &kernel : kernels) {
       auto resources = llvm::find_if(compiled->resources,
                                      [&](const KernelResources &resources) {
@@ -179,7 +181,7 @@ TEST_P(LibraryNormTest, SampleCompilesWithNvrtcWithoutSpills) {
 
 TEST_P(LibraryNormTest, SourceIsDeterministic) {
   Specialization spec = specialize(args, 4096, DType::bf16, DType::f32);
-  std::optional<NormPlan> first = plan(spec), second = plan(spec);
+  std::optional<KernelPlan> first = plan(spec), second = plan(spec);
   ASSERT_TRUE(first && second);
   EXPECT_EQ(first->source, second->source);
 }
@@ -222,51 +224,52 @@ TEST(NormCodegenTest, BenchmarkLayouts) {
       compileNormToPlan(text, "layernorm_fwd.mlir",
                         specialize(*args, 1024, DType::f32, DType::f32));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->threadsPerRow, 32u);
-  EXPECT_EQ(plan->rowsPerBlock, 8u);
-  EXPECT_EQ(plan->vectorWidth, 4u);
-  EXPECT_TRUE(plan->rowInRegisters);
+  EXPECT_EQ(plan->rowKernel().threadsPerRow, 32u);
+  EXPECT_EQ(plan->rowKernel().rowsPerBlock, 8u);
+  EXPECT_EQ(plan->rowKernel().vectorWidth, 4u);
+  EXPECT_TRUE(plan->rowKernel().rowInRegisters);
   EXPECT_EQ(plan->minimumBytes(2) - plan->minimumBytes(1),
             1024u * 4 * 2 + 4 * 2);
   // Several rows a block: staged in one buffer of 8 rows x 4 KiB.
-  EXPECT_EQ(plan->stages, 1u);
-  EXPECT_EQ(plan->sharedBytes, 8u * 1024 * 4);
+  EXPECT_EQ(plan->rowKernel().stages, 1u);
+  EXPECT_EQ(plan->rowKernel().sharedBytes, 8u * 1024 * 4);
 
   plan = compileNormToPlan(text, "layernorm_fwd.mlir",
                            specialize(*args, 12288, DType::bf16, DType::bf16));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->vectorWidth, 8u);
-  EXPECT_EQ(plan->threadsPerRow * plan->itemsPerThread * plan->vectorWidth,
+  EXPECT_EQ(plan->rowKernel().vectorWidth, 8u);
+  EXPECT_EQ(plan->rowKernel().threadsPerRow * plan->rowKernel().itemsPerThread *
+                plan->rowKernel().vectorWidth,
             12288u);
   // One row a block, held in registers: 64 elements a thread, packed.
-  EXPECT_EQ(plan->rowsPerBlock, 1u);
-  EXPECT_EQ(plan->threadsPerRow, 192u);
-  EXPECT_TRUE(plan->rowInRegisters);
-  EXPECT_EQ(plan->stages, 0u);
-  EXPECT_EQ(plan->sharedBytes, 0u);
+  EXPECT_EQ(plan->rowKernel().rowsPerBlock, 1u);
+  EXPECT_EQ(plan->rowKernel().threadsPerRow, 192u);
+  EXPECT_TRUE(plan->rowKernel().rowInRegisters);
+  EXPECT_EQ(plan->rowKernel().stages, 0u);
+  EXPECT_EQ(plan->rowKernel().sharedBytes, 0u);
 
   // In f32 the row does not fit so: staged, the next row prefetched into a
   // second buffer.
   plan = compileNormToPlan(text, "layernorm_fwd.mlir",
                            specialize(*args, 12288, DType::f32, DType::f32));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->rowsPerBlock, 1u);
-  EXPECT_EQ(plan->stages, 2u);
-  EXPECT_EQ(plan->sharedBytes, 2u * 12288 * 4);
+  EXPECT_EQ(plan->rowKernel().rowsPerBlock, 1u);
+  EXPECT_EQ(plan->rowKernel().stages, 2u);
+  EXPECT_EQ(plan->rowKernel().sharedBytes, 2u * 12288 * 4);
 
   // Accesses narrower than 16 bytes (12289 columns) stay in registers.
   plan = compileNormToPlan(text, "layernorm_fwd.mlir",
                            specialize(*args, 12289, DType::bf16, DType::bf16));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->vectorWidth, 1u);
-  EXPECT_EQ(plan->stages, 0u);
-  EXPECT_EQ(plan->sharedBytes, 0u);
+  EXPECT_EQ(plan->rowKernel().vectorWidth, 1u);
+  EXPECT_EQ(plan->rowKernel().stages, 0u);
+  EXPECT_EQ(plan->rowKernel().sharedBytes, 0u);
 
   // Rows too long for registers take the looped variant.
   plan = compileNormToPlan(text, "layernorm_fwd.mlir",
                            specialize(*args, 65536, DType::f32, DType::f32));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_FALSE(plan->rowInRegisters);
+  EXPECT_FALSE(plan->rowKernel().rowInRegisters);
 }
 
 TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
@@ -279,10 +282,11 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
     auto plan = compileNormToPlan(text, "rmsnorm_fwd.mlir",
                                   specialize(*args, 12288, dtype, dtype));
     ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-    EXPECT_EQ(plan->rowsPerBlock, 1u);
-    EXPECT_EQ(plan->threadsPerRow, 192u);
-    EXPECT_EQ(plan->itemsPerThread * plan->vectorWidth, 64u);
-    EXPECT_EQ(plan->stages, 0u);
+    EXPECT_EQ(plan->rowKernel().rowsPerBlock, 1u);
+    EXPECT_EQ(plan->rowKernel().threadsPerRow, 192u);
+    EXPECT_EQ(plan->rowKernel().itemsPerThread * plan->rowKernel().vectorWidth,
+              64u);
+    EXPECT_EQ(plan->rowKernel().stages, 0u);
   }
   // The LayerNorm forward needs more registers an element (weight and
   // bias): its estimate leaves no headroom, and it stays staged.
@@ -293,7 +297,7 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
       compileNormToPlan(text, "layernorm_fwd.mlir",
                         specialize(*args, 12288, DType::f32, DType::f32));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->stages, 2u);
+  EXPECT_EQ(plan->rowKernel().stages, 2u);
   // A forced stage count (here 1) leaves the rule out.
   text = readLibraryNorm("rmsnorm_fwd");
   args = describeKernel(text, "rmsnorm_fwd", KernelKind::norm);
@@ -303,7 +307,7 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
                            specialize(*args, 12288, DType::f32, DType::f32));
   ::unsetenv("KFUSE_NORM_STAGES");
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->stages, 1u);
+  EXPECT_EQ(plan->rowKernel().stages, 1u);
 }
 
 /// Compiles `norm` (inline IR) with every tensor f32 and `cols` columns and
@@ -311,7 +315,8 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
 std::string compileError(llvm::StringRef norm, int64_t cols = 8) {
   Specialization spec;
   spec.cols = cols;
-  llvm::Expected<NormPlan> plan = compileNormToPlan(norm, "inline.mlir", spec);
+  llvm::Expected<KernelPlan> plan =
+      compileNormToPlan(norm, "inline.mlir", spec);
   if (plan)
     return "";
   return llvm::toString(plan.takeError());
@@ -336,7 +341,7 @@ func.func @row_sum(
   Specialization wrongCount;
   wrongCount.cols = 8;
   wrongCount.argDTypes = {DType::bf16};
-  llvm::Expected<NormPlan> plan =
+  llvm::Expected<KernelPlan> plan =
       compileNormToPlan(rowSum, "inline.mlir", wrongCount);
   ASSERT_FALSE(bool(plan));
   EXPECT_EQ(llvm::toString(plan.takeError()),
@@ -431,7 +436,7 @@ func.func @softmax(
   Specialization spec;
   spec.cols = 2048;
   spec.argDTypes = {DType::bf16, DType::bf16};
-  llvm::Expected<NormPlan> plan = compileNormToPlan(softmax, "softmax", spec);
+  llvm::Expected<KernelPlan> plan = compileNormToPlan(softmax, "softmax", spec);
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_TRUE(contains(plan->source, "// Phase 2: 1 row reduction(s)."));
   EXPECT_TRUE(contains(plan->source, "kfuse_maximumf("));

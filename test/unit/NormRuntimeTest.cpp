@@ -290,16 +290,19 @@ TEST(NormRuntimeTest, CacheKeyChangesWithSpecAndArch) {
 }
 
 TEST(NormRuntimeTest, GridSize) {
-  NormPlan plan;
-  plan.rowsPerBlock = 4;
+  KernelPlan plan;
+  plan.kind = KernelKind::norm;
+  KernelInfo &rows = plan.kernels.emplace_back();
+  rows.role = KernelInfo::Role::NormRows;
+  rows.rowsPerBlock = 4;
   EXPECT_EQ(normGridSize(plan, 1000, 132, 2), 250u);
   EXPECT_EQ(normGridSize(plan, 1001, 132, 2), 251u);
   EXPECT_EQ(normGridSize(plan, 0, 132, 2), 1u);
-  plan.maxGridBlocks = 100;
+  rows.maxGridBlocks = 100;
   EXPECT_EQ(normGridSize(plan, 1000, 132, 2), 100u);
   // With column reductions the grid stops at blocksPerSm per SM, and only
   // rows and the device decide it.
-  plan.maxGridBlocks = 0;
+  rows.maxGridBlocks = 0;
   plan.columnOutputs = {6, 7};
   EXPECT_EQ(normGridSize(plan, 65536, 132, 2), 264u);
   EXPECT_EQ(normGridSize(plan, 65536, 132, 4), 528u);
@@ -308,10 +311,10 @@ TEST(NormRuntimeTest, GridSize) {
   EXPECT_EQ(plan.partialFloats(264), 2u * 264u * 1024u);
   // A row kernel that prefetches the next row group runs in one wave too.
   plan.columnOutputs.clear();
-  plan.stages = 2;
+  rows.stages = 2;
   EXPECT_EQ(normGridSize(plan, 65536, 132, 2), 264u);
   EXPECT_EQ(normGridSize(plan, 40, 132, 2), 10u);
-  plan.stages = 1;
+  rows.stages = 1;
   EXPECT_EQ(normGridSize(plan, 65536, 132, 2), 16384u);
 }
 
@@ -456,20 +459,20 @@ void checkLaunchAbi(const AbiCase &testCase) {
                                    ? testCase.weight
                                    : DType::f32);
     std::string what = std::string(name) + " " + spec.key();
-    llvm::Expected<NormPlan> plan =
+    llvm::Expected<KernelPlan> plan =
         compileNormToPlan(norm->text(), norm->sourceName(), spec);
     ASSERT_TRUE(bool(plan)) << what << ": " << llvm::toString(plan.takeError());
     EXPECT_EQ(plan->cols, testCase.cols) << what;
     EXPECT_EQ(plan->args.size(), norm->args().size()) << what;
     EXPECT_EQ(plan->columnOutputs.empty(), !norm->hasColumnOutputs()) << what;
-    EXPECT_GE(plan->blockSize, 1u) << what;
-    EXPECT_LE(plan->blockSize, 1024u) << what;
-    EXPECT_GE(plan->rowsPerBlock, 1u) << what;
+    EXPECT_GE(plan->rowKernel().blockSize, 1u) << what;
+    EXPECT_LE(plan->rowKernel().blockSize, 1024u) << what;
+    EXPECT_GE(plan->rowKernel().rowsPerBlock, 1u) << what;
 
     NvrtcOptions options;
     options.arch = "sm_90";
     llvm::Expected<NvrtcResult> compiled =
-        compileWithNvrtc(plan->source, plan->normName + ".cu", options);
+        compileWithNvrtc(plan->source, plan->name + ".cu", options);
     ASSERT_TRUE(bool(compiled))
         << what << ": " << llvm::toString(compiled.takeError()) << "\n"
         << plan->source;
@@ -485,16 +488,16 @@ void checkLaunchAbi(const AbiCase &testCase) {
         want.push_back("f64");
     want.push_back("u64");
     want.push_back("u64");
-    EXPECT_EQ(entryParams(compiled->ptx, plan->rowKernel), want)
-        << what << ": row kernel '" << plan->rowKernel << "'";
+    EXPECT_EQ(entryParams(compiled->ptx, plan->rowKernel().name), want)
+        << what << ": row kernel '" << plan->rowKernel().name << "'";
     if (plan->columnOutputs.empty())
       continue;
     // Finish kernel: const float *partials, int grid, a pointer per column
     // output.
     want = {"u64", "u32"};
     want.resize(2 + plan->columnOutputs.size(), "u64");
-    EXPECT_EQ(entryParams(compiled->ptx, plan->finishKernel), want)
-        << what << ": finish kernel '" << plan->finishKernel << "'";
+    EXPECT_EQ(entryParams(compiled->ptx, plan->finishKernel()->name), want)
+        << what << ": finish kernel '" << plan->finishKernel()->name << "'";
   }
 }
 

@@ -21,7 +21,7 @@ bool sameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 /// Every field of two plans, so that a field the encoding drops fails here.
 void expectSamePlan(const KernelPlan &a, const KernelPlan &b) {
-  EXPECT_EQ(a.updateName, b.updateName);
+  EXPECT_EQ(a.name, b.name);
   ASSERT_EQ(a.args.size(), b.args.size());
   for (auto [x, y] : llvm::zip_equal(a.args, b.args)) {
     EXPECT_EQ(x.name, y.name);
@@ -64,6 +64,16 @@ void expectSamePlan(const KernelPlan &a, const KernelPlan &b) {
     EXPECT_EQ(x.numBodyOps, y.numBodyOps);
     EXPECT_EQ(x.phases, y.phases);
     EXPECT_EQ(x.setsFoundInf, y.setsFoundInf);
+    EXPECT_EQ(x.sharedBytes, y.sharedBytes);
+    EXPECT_EQ(x.rowsPerBlock, y.rowsPerBlock);
+    EXPECT_EQ(x.maxGridBlocks, y.maxGridBlocks);
+    EXPECT_EQ(x.threadsPerRow, y.threadsPerRow);
+    EXPECT_EQ(x.itemsPerThread, y.itemsPerThread);
+    EXPECT_EQ(x.launchBlocks, y.launchBlocks);
+    EXPECT_EQ(x.rowInRegisters, y.rowInRegisters);
+    EXPECT_EQ(x.columnInputsInRegisters, y.columnInputsInRegisters);
+    EXPECT_EQ(x.stages, y.stages);
+    EXPECT_EQ(x.columnsPerBlock, y.columnsPerBlock);
   }
   EXPECT_EQ(a.temporaries, b.temporaries);
   EXPECT_EQ(a.numel, b.numel);
@@ -81,6 +91,9 @@ void expectSamePlan(const KernelPlan &a, const KernelPlan &b) {
   EXPECT_EQ(a.numRowReductions, b.numRowReductions);
   EXPECT_EQ(a.numColReductions, b.numColReductions);
   EXPECT_EQ(a.listTotals, b.listTotals);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.cols, b.cols);
+  EXPECT_EQ(a.columnOutputs, b.columnOutputs);
 }
 
 /// Every library optimizer's plans, single- and multi-tensor, fused and not,
@@ -135,9 +148,40 @@ TEST(PlanCacheTest, LibraryPlansRoundTrip) {
   EXPECT_EQ(plans, 23);
 }
 
+/// Every library norm's plan (the row kernel, and the finish kernel of
+/// column sums where it has one) comes back from its entry as it was.
+TEST(PlanCacheTest, LibraryNormPlansRoundTrip) {
+  int finishKernels = 0;
+  for (const char *name :
+       {"layernorm_fwd", "layernorm_bwd", "rmsnorm_fwd", "rmsnorm_bwd"}) {
+    std::string path =
+        std::string(KFUSE_SOURCE_DIR) + "/library/norm/" + name + ".mlir";
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    ASSERT_TRUE(bool(buffer)) << path;
+    for (int64_t cols : {1024, 5000}) {
+      Specialization spec;
+      spec.cols = cols;
+      llvm::Expected<KernelPlan> plan =
+          compileNormToPlan((*buffer)->getBuffer(), path, spec);
+      ASSERT_TRUE(bool(plan))
+          << name << ": " << llvm::toString(plan.takeError());
+      EXPECT_EQ(plan->kind, KernelKind::norm);
+      finishKernels += plan->finishKernel() != nullptr;
+      std::string bytes = encodePlanEntry(*plan, "an-image-key", 580);
+      llvm::Expected<PlanEntry> entry = decodePlanEntry(bytes);
+      ASSERT_TRUE(bool(entry))
+          << name << ": " << llvm::toString(entry.takeError());
+      expectSamePlan(*plan, entry->plan);
+      EXPECT_EQ(encodePlanEntry(entry->plan, "an-image-key", 580), bytes);
+    }
+  }
+  // The two backward norms sum their weight (and bias) grads over rows.
+  EXPECT_EQ(finishKernels, 4);
+}
+
 KernelPlan smallPlan() {
   KernelPlan plan;
-  plan.updateName = "tiny";
+  plan.name = "tiny";
   plan.args = {{"p", ArgRole::param, DType::f32, std::nullopt},
                {"lr", ArgRole::hyper, DType::f32,
                 std::numeric_limits<double>::infinity()},
@@ -182,7 +226,7 @@ TEST(PlanCacheTest, MalformedEntriesAreRejected) {
     llvm::Expected<PlanEntry> entry = decodePlanEntry(bytes);
     ASSERT_FALSE(bool(entry)) << why.str();
     std::string message = llvm::toString(entry.takeError());
-    EXPECT_NE(message.find("not a kfuse-plan-5 entry"), std::string::npos)
+    EXPECT_NE(message.find("not a kfuse-plan-6 entry"), std::string::npos)
         << message;
     EXPECT_NE(message.find(why.str()), std::string::npos) << message;
   };
@@ -190,7 +234,7 @@ TEST(PlanCacheTest, MalformedEntriesAreRejected) {
   rejects("[1, 2]", "not an object");
   std::string good = encodePlanEntry(smallPlan(), "k", 0);
   std::string other = good;
-  other.replace(other.find("kfuse-plan-5"), 12, "kfuse-plan-1");
+  other.replace(other.find("kfuse-plan-6"), 12, "kfuse-plan-1");
   rejects(other, "format 'kfuse-plan-1'");
 
   KernelPlan badParam = smallPlan();
@@ -208,6 +252,10 @@ TEST(PlanCacheTest, MalformedEntriesAreRejected) {
   KernelPlan badStep = smallPlan();
   badStep.stepArg = 3;
   rejects(encodePlanEntry(badStep, "k", 0), "'step_arg' is out of range");
+  KernelPlan badColumn = smallPlan();
+  badColumn.columnOutputs = {5};
+  rejects(encodePlanEntry(badColumn, "k", 0),
+          "a column output index is out of range");
 }
 
 class PlanCacheDiskTest : public TempDiskCacheTest {

@@ -123,7 +123,7 @@ static Expected<json::Object> bench(const CommonOptions &options,
   unsigned bytesPerElement = kernelPlan.bytesPerElement();
   double gbps = double(bytesPerElement) * numel / (median * 1e-3) / 1e9;
   return json::Object{
-      {"update", kernelPlan.updateName},
+      {"update", kernelPlan.name},
       {"arch", device->arch},
       {"numel", numel},
       {"param_dtype", dtypeName(options.spec.paramDType)},

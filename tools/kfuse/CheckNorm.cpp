@@ -39,13 +39,13 @@ static bool emitsForCheckedShapes(const CommonOptions &options, StringRef text,
   for (int64_t cols : columns) {
     Specialization spec;
     spec.cols = cols;
-    Expected<NormPlan> plan = compileNormToPlan(text, options.input, spec);
+    Expected<KernelPlan> plan = compileNormToPlan(text, options.input, spec);
     if (!plan) {
       outs() << "emit: FAIL for " << cols
              << " columns: " << toString(plan.takeError()) << "\n";
       return false;
     }
-    kernels = plan->finishKernel.empty() ? 1 : 2;
+    kernels = !plan->finishKernel() ? 1 : 2;
   }
   outs() << "emit: " << columns.size()
          << (columns.size() == 1 ? " row length, " : " row lengths, ")

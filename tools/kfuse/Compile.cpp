@@ -154,13 +154,12 @@ static Expected<CompiledImage> compilePlan(StringRef irText,
   NvrtcOptions nvrtcOptions;
   nvrtcOptions.arch = arch;
   nvrtcOptions.ptxOnly = ptxOnly;
-  Expected<CompiledImage> image = compilePlanImage(
-      {plan.source, plan.ptx, plan.ptxUnsupported}, plan.updateName + ".cu",
-      nvrtcOptions, processCodegenMode(), installedDriverVersion(),
-      processDiskCache());
+  Expected<CompiledImage> image =
+      compilePlanImage({plan.source, plan.ptx, plan.ptxUnsupported},
+                       plan.name + ".cu", nvrtcOptions, processCodegenMode(),
+                       installedDriverVersion(), processDiskCache());
   if (image)
-    dumpModule(plan.updateName, image->key, irText, plan.source,
-               image->nvrtc.ptx);
+    dumpModule(plan.name, image->key, irText, plan.source, image->nvrtc.ptx);
   return image;
 }
 
@@ -182,7 +181,7 @@ static json::Object makeStats(const KernelPlan &plan, const NvrtcResult &nvrtc,
     kernels.push_back(std::move(entry));
   }
   return json::Object{
-      {"update", plan.updateName},
+      {"update", plan.name},
       {"arch", arch},
       {"kernels", static_cast<int64_t>(plan.kernels.size())},
       {"bytes_per_element", plan.bytesPerElement()},
@@ -273,8 +272,7 @@ compileFromPlanCache(const std::string &emit, const std::string &output,
   if (emit == "cuda")
     out.os() << plan.source;
   writeImage(out, emit, image);
-  dumpModule(plan.updateName, image.key, input.text, plan.source,
-             image.nvrtc.ptx);
+  dumpModule(plan.name, image.key, input.text, plan.source, image.nvrtc.ptx);
   if (stats)
     writeUpdateStats(out, plan, image, arch, input, "hit");
   out.keep();
@@ -351,13 +349,12 @@ static int compileUpdate(const CommonOptions &options, const std::string &emit,
 }
 
 /// The one JSON line of `--stats` for a norm.
-static json::Object makeNormStats(const NormPlan &plan,
+static json::Object makeNormStats(const KernelPlan &plan,
                                   const NvrtcResult &nvrtc, StringRef arch,
                                   double totalMs) {
   json::Array kernels;
-  for (const std::string &name : {plan.rowKernel, plan.finishKernel}) {
-    if (name.empty())
-      continue;
+  for (const KernelInfo &kernel : plan.kernels) {
+    const std::string &name = kernel.name;
     json::Object entry{{"name", name}};
     for (const KernelResources &resources : nvrtc.resources)
       if (resources.name == name) {
@@ -368,22 +365,22 @@ static json::Object makeNormStats(const NormPlan &plan,
     kernels.push_back(std::move(entry));
   }
   return json::Object{
-      {"norm", plan.normName},
+      {"norm", plan.name},
       {"arch", arch},
       {"cols", plan.cols},
       {"kernels", static_cast<int64_t>(kernels.size())},
-      {"vector_width", plan.vectorWidth},
-      {"block_size", plan.blockSize},
-      {"rows_per_block", plan.rowsPerBlock},
-      {"threads_per_row", plan.threadsPerRow},
-      {"items_per_thread", plan.itemsPerThread},
-      {"launch_blocks", plan.launchBlocks},
-      {"row_in_registers", plan.rowInRegisters},
-      {"column_inputs_in_registers", plan.columnInputsInRegisters},
-      {"stages", plan.stages},
-      {"shared_bytes", plan.sharedBytes},
+      {"vector_width", plan.rowKernel().vectorWidth},
+      {"block_size", plan.rowKernel().blockSize},
+      {"rows_per_block", plan.rowKernel().rowsPerBlock},
+      {"threads_per_row", plan.rowKernel().threadsPerRow},
+      {"items_per_thread", plan.rowKernel().itemsPerThread},
+      {"launch_blocks", plan.rowKernel().launchBlocks},
+      {"row_in_registers", plan.rowKernel().rowInRegisters},
+      {"column_inputs_in_registers", plan.rowKernel().columnInputsInRegisters},
+      {"stages", plan.rowKernel().stages},
+      {"shared_bytes", plan.rowKernel().sharedBytes},
       {"column_outputs", static_cast<int64_t>(plan.columnOutputs.size())},
-      {"max_grid_blocks", plan.maxGridBlocks},
+      {"max_grid_blocks", plan.rowKernel().maxGridBlocks},
       // What one more row moves: its full and row tensors.
       {"bytes_per_row",
        static_cast<int64_t>(plan.minimumBytes(2) - plan.minimumBytes(1))},
@@ -451,7 +448,7 @@ static int compileNorm(const CommonOptions &options,
     return 0;
   }
   stage = std::chrono::steady_clock::now();
-  Expected<NormPlan> plan = emitNormPlan(*input.module, emitOptions);
+  Expected<KernelPlan> plan = emitNormPlan(*input.module, emitOptions);
   if (!plan)
     return reportError(plan.takeError());
   input.times.emitMs = msSince(stage);
@@ -464,7 +461,7 @@ static int compileNorm(const CommonOptions &options,
   std::string resolvedArch = input.arch(options);
   if (input.compilesImage) {
     Expected<CompiledImage> compiled =
-        compileSource(input.text, plan->source, plan->normName, resolvedArch,
+        compileSource(input.text, plan->source, plan->name, resolvedArch,
                       emit == "ptx" && !stats);
     if (!compiled)
       return reportError(compiled.takeError());
