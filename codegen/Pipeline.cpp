@@ -69,7 +69,8 @@ llvm::Expected<ParsedKernel> parseKernel(MLIRContext &context, StringRef text,
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (!module)
-    return diagnostics.takeError(required == KernelKind::norm
+    return diagnostics.takeError(!required ? "failed to parse the kernel"
+                                 : required == KernelKind::norm
                                      ? "failed to parse the norm"
                                      : "failed to parse the update");
   func::FuncOp first;
@@ -306,17 +307,27 @@ llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
                                          const PipelineOptions &options,
                                          int ptxSm) {
   MLIRContext &context = threadContext();
-  auto module =
-      parseKernelModule(context, text, bufferName, KernelKind::update);
-  if (!module)
-    return module.takeError();
-  if (llvm::Error error = runPipeline(**module, spec, options))
+  llvm::Expected<ParsedKernel> parsed = parseKernel(context, text, bufferName);
+  if (!parsed)
+    return parsed.takeError();
+  ModuleOp module = *parsed->module;
+  // A norm's emitter options read its argument levels as written.
+  std::optional<NormEmitOptions> normOptions;
+  if (parsed->kind == KernelKind::norm)
+    normOptions = getNormEmitOptions(findNorm(module), spec.cols);
+  if (llvm::Error error = runPipeline(module, spec, options))
     return std::move(error);
+  if (normOptions) {
+    llvm::Expected<KernelPlan> plan = emitNormPlan(module, *normOptions);
+    if (plan && ptxSm)
+      plan->ptxUnsupported = "norms are compiled through NVRTC";
+    return plan;
+  }
 
   DiagnosticErrors errors(&context);
   PtxTarget ptxTarget{ptxSm};
   FailureOr<KernelPlan> plan =
-      emitCuda(findUpdate(**module), ptxSm ? &ptxTarget : nullptr);
+      emitCuda(findUpdate(module), ptxSm ? &ptxTarget : nullptr);
   if (failed(plan))
     return errors.takeError("code generation failed");
   return std::move(*plan);
@@ -333,19 +344,6 @@ llvm::Expected<KernelPlan> emitNormPlan(ModuleOp module,
   if (failed(plan))
     return errors.takeError("norm code generation failed");
   return std::move(*plan);
-}
-
-llvm::Expected<KernelPlan> compileNormToPlan(StringRef text,
-                                             StringRef bufferName,
-                                             const Specialization &spec) {
-  MLIRContext &context = threadContext();
-  auto module = parseKernelModule(context, text, bufferName, KernelKind::norm);
-  if (!module)
-    return module.takeError();
-  NormEmitOptions options = getNormEmitOptions(findNorm(**module), spec.cols);
-  if (llvm::Error error = runPipeline(**module, spec, PipelineOptions()))
-    return std::move(error);
-  return emitNormPlan(**module, options);
 }
 
 } // namespace kfuse

@@ -93,23 +93,19 @@ llvm::Expected<std::vector<ArgInfo>> describeKernel(llvm::StringRef text,
                                                     llvm::StringRef bufferName,
                                                     KernelKind kind);
 
-/// parseUpdate + runPipeline + emitCuda, in a fresh context; with `ptxSm`
-/// (non-zero), also the direct PTX for sm_`ptxSm` (KernelPlan::ptx).
-llvm::Expected<KernelPlan> compileToPlan(llvm::StringRef text,
-                                         llvm::StringRef bufferName,
-                                         const Specialization &spec,
-                                         const PipelineOptions &options,
-                                         int ptxSm = 0);
+/// parseKernel + runPipeline + the emitter of the kernel's kind (emitCuda or
+/// emitNormPlan), in the thread's context; with `ptxSm` (non-zero), also the
+/// direct PTX of an update for sm_`ptxSm` (KernelPlan::ptx). A norm's
+/// specialization needs `cols`; the update options do not apply to it.
+llvm::Expected<KernelPlan>
+compileToPlan(llvm::StringRef text, llvm::StringRef bufferName,
+              const Specialization &spec,
+              const PipelineOptions &options = PipelineOptions(),
+              int ptxSm = 0);
 
 /// Runs the norm code generator on the specialized norm of `module`.
 llvm::Expected<KernelPlan> emitNormPlan(mlir::ModuleOp module,
                                         const NormEmitOptions &options);
-
-/// parseKernelModule + runPipeline + emitNormPlan of a norm, in the
-/// thread's context.
-llvm::Expected<KernelPlan> compileNormToPlan(llvm::StringRef text,
-                                             llvm::StringRef bufferName,
-                                             const Specialization &spec);
 
 } // namespace kfuse
 

@@ -455,7 +455,7 @@ Norm::buildModule(const std::string &key, const Specialization &spec,
     }
   }
   if (!compiledImage) {
-    llvm::Expected<KernelPlan> plan = compileNormToPlan(irText, name, spec);
+    llvm::Expected<KernelPlan> plan = compileToPlan(irText, name, spec);
     if (!plan)
       return withCode(plan.takeError(), ErrorCode::Compile);
     compiled->plan = std::move(*plan);

@@ -71,7 +71,7 @@ protected:
   /// The plan, or a test failure and none.
   std::optional<KernelPlan> plan(const Specialization &spec) {
     llvm::Expected<KernelPlan> plan =
-        compileNormToPlan(text, std::string(GetParam()) + ".mlir", spec);
+        compileToPlan(text, std::string(GetParam()) + ".mlir", spec);
     if (!plan) {
       ADD_FAILURE() << spec.key() << ": " << llvm::toString(plan.takeError());
       return std::nullopt;
@@ -220,9 +220,8 @@ TEST(NormCodegenTest, BenchmarkLayouts) {
   std::string text = readLibraryNorm("layernorm_fwd");
   auto args = describeKernel(text, "layernorm_fwd", KernelKind::norm);
   ASSERT_TRUE(bool(args));
-  auto plan =
-      compileNormToPlan(text, "layernorm_fwd.mlir",
-                        specialize(*args, 1024, DType::f32, DType::f32));
+  auto plan = compileToPlan(text, "layernorm_fwd.mlir",
+                            specialize(*args, 1024, DType::f32, DType::f32));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_EQ(plan->rowKernel().threadsPerRow, 32u);
   EXPECT_EQ(plan->rowKernel().rowsPerBlock, 8u);
@@ -234,8 +233,8 @@ TEST(NormCodegenTest, BenchmarkLayouts) {
   EXPECT_EQ(plan->rowKernel().stages, 1u);
   EXPECT_EQ(plan->rowKernel().sharedBytes, 8u * 1024 * 4);
 
-  plan = compileNormToPlan(text, "layernorm_fwd.mlir",
-                           specialize(*args, 12288, DType::bf16, DType::bf16));
+  plan = compileToPlan(text, "layernorm_fwd.mlir",
+                       specialize(*args, 12288, DType::bf16, DType::bf16));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_EQ(plan->rowKernel().vectorWidth, 8u);
   EXPECT_EQ(plan->rowKernel().threadsPerRow * plan->rowKernel().itemsPerThread *
@@ -250,24 +249,24 @@ TEST(NormCodegenTest, BenchmarkLayouts) {
 
   // In f32 the row does not fit so: staged, the next row prefetched into a
   // second buffer.
-  plan = compileNormToPlan(text, "layernorm_fwd.mlir",
-                           specialize(*args, 12288, DType::f32, DType::f32));
+  plan = compileToPlan(text, "layernorm_fwd.mlir",
+                       specialize(*args, 12288, DType::f32, DType::f32));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_EQ(plan->rowKernel().rowsPerBlock, 1u);
   EXPECT_EQ(plan->rowKernel().stages, 2u);
   EXPECT_EQ(plan->rowKernel().sharedBytes, 2u * 12288 * 4);
 
   // Accesses narrower than 16 bytes (12289 columns) stay in registers.
-  plan = compileNormToPlan(text, "layernorm_fwd.mlir",
-                           specialize(*args, 12289, DType::bf16, DType::bf16));
+  plan = compileToPlan(text, "layernorm_fwd.mlir",
+                       specialize(*args, 12289, DType::bf16, DType::bf16));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_EQ(plan->rowKernel().vectorWidth, 1u);
   EXPECT_EQ(plan->rowKernel().stages, 0u);
   EXPECT_EQ(plan->rowKernel().sharedBytes, 0u);
 
   // Rows too long for registers take the looped variant.
-  plan = compileNormToPlan(text, "layernorm_fwd.mlir",
-                           specialize(*args, 65536, DType::f32, DType::f32));
+  plan = compileToPlan(text, "layernorm_fwd.mlir",
+                       specialize(*args, 65536, DType::f32, DType::f32));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_FALSE(plan->rowKernel().rowInRegisters);
 }
@@ -279,8 +278,8 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
   auto args = describeKernel(text, "rmsnorm_fwd", KernelKind::norm);
   ASSERT_TRUE(bool(args));
   for (DType dtype : {DType::f32, DType::bf16}) {
-    auto plan = compileNormToPlan(text, "rmsnorm_fwd.mlir",
-                                  specialize(*args, 12288, dtype, dtype));
+    auto plan = compileToPlan(text, "rmsnorm_fwd.mlir",
+                              specialize(*args, 12288, dtype, dtype));
     ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
     EXPECT_EQ(plan->rowKernel().rowsPerBlock, 1u);
     EXPECT_EQ(plan->rowKernel().threadsPerRow, 192u);
@@ -293,9 +292,8 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
   text = readLibraryNorm("layernorm_fwd");
   args = describeKernel(text, "layernorm_fwd", KernelKind::norm);
   ASSERT_TRUE(bool(args));
-  auto plan =
-      compileNormToPlan(text, "layernorm_fwd.mlir",
-                        specialize(*args, 12288, DType::f32, DType::f32));
+  auto plan = compileToPlan(text, "layernorm_fwd.mlir",
+                            specialize(*args, 12288, DType::f32, DType::f32));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_EQ(plan->rowKernel().stages, 2u);
   // A forced stage count (here 1) leaves the rule out.
@@ -303,8 +301,8 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
   args = describeKernel(text, "rmsnorm_fwd", KernelKind::norm);
   ASSERT_TRUE(bool(args));
   ::setenv("KFUSE_NORM_STAGES", "1", 1);
-  plan = compileNormToPlan(text, "rmsnorm_fwd.mlir",
-                           specialize(*args, 12288, DType::f32, DType::f32));
+  plan = compileToPlan(text, "rmsnorm_fwd.mlir",
+                       specialize(*args, 12288, DType::f32, DType::f32));
   ::unsetenv("KFUSE_NORM_STAGES");
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_EQ(plan->rowKernel().stages, 1u);
@@ -315,8 +313,7 @@ TEST(NormCodegenTest, LongRowsTakeWideRegisterLayoutsWhereTheyFit) {
 std::string compileError(llvm::StringRef norm, int64_t cols = 8) {
   Specialization spec;
   spec.cols = cols;
-  llvm::Expected<KernelPlan> plan =
-      compileNormToPlan(norm, "inline.mlir", spec);
+  llvm::Expected<KernelPlan> plan = compileToPlan(norm, "inline.mlir", spec);
   if (plan)
     return "";
   return llvm::toString(plan.takeError());
@@ -342,7 +339,7 @@ func.func @row_sum(
   wrongCount.cols = 8;
   wrongCount.argDTypes = {DType::bf16};
   llvm::Expected<KernelPlan> plan =
-      compileNormToPlan(rowSum, "inline.mlir", wrongCount);
+      compileToPlan(rowSum, "inline.mlir", wrongCount);
   ASSERT_FALSE(bool(plan));
   EXPECT_EQ(llvm::toString(plan.takeError()),
             "inline.mlir:2:1: error: expected 2 dtypes, one per argument, got "
@@ -436,7 +433,7 @@ func.func @softmax(
   Specialization spec;
   spec.cols = 2048;
   spec.argDTypes = {DType::bf16, DType::bf16};
-  llvm::Expected<KernelPlan> plan = compileNormToPlan(softmax, "softmax", spec);
+  llvm::Expected<KernelPlan> plan = compileToPlan(softmax, "softmax", spec);
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_TRUE(contains(plan->source, "// Phase 2: 1 row reduction(s)."));
   EXPECT_TRUE(contains(plan->source, "kfuse_maximumf("));

@@ -460,7 +460,7 @@ void checkLaunchAbi(const AbiCase &testCase) {
                                    : DType::f32);
     std::string what = std::string(name) + " " + spec.key();
     llvm::Expected<KernelPlan> plan =
-        compileNormToPlan(norm->text(), norm->sourceName(), spec);
+        compileToPlan(norm->text(), norm->sourceName(), spec);
     ASSERT_TRUE(bool(plan)) << what << ": " << llvm::toString(plan.takeError());
     EXPECT_EQ(plan->cols, testCase.cols) << what;
     EXPECT_EQ(plan->args.size(), norm->args().size()) << what;

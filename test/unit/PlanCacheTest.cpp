@@ -162,7 +162,7 @@ TEST(PlanCacheTest, LibraryNormPlansRoundTrip) {
       Specialization spec;
       spec.cols = cols;
       llvm::Expected<KernelPlan> plan =
-          compileNormToPlan((*buffer)->getBuffer(), path, spec);
+          compileToPlan((*buffer)->getBuffer(), path, spec);
       ASSERT_TRUE(bool(plan))
           << name << ": " << llvm::toString(plan.takeError());
       EXPECT_EQ(plan->kind, KernelKind::norm);

@@ -39,7 +39,7 @@ static bool emitsForCheckedShapes(const CommonOptions &options, StringRef text,
   for (int64_t cols : columns) {
     Specialization spec;
     spec.cols = cols;
-    Expected<KernelPlan> plan = compileNormToPlan(text, options.input, spec);
+    Expected<KernelPlan> plan = compileToPlan(text, options.input, spec);
     if (!plan) {
       outs() << "emit: FAIL for " << cols
              << " columns: " << toString(plan.takeError()) << "\n";
