@@ -726,13 +726,15 @@ TEST_F(InterpreterTest, CheckPassesEveryLibraryUpdateAgainstItself) {
     ASSERT_TRUE(succeeded(report)) << name;
     llvm::outs() << name << ":\n";
     printCheckReport(*report, options, llvm::outs());
-    EXPECT_TRUE(report->passed)
-        << name << ": unfused " << report->maxRelErrorUnfused << " fused "
-        << report->maxRelErrorFused << " at " << report->worstArg << "["
-        << report->worstIndex << "]";
+    EXPECT_TRUE(report->passed())
+        << name << ": unfused " << report->cases[0].candidateErrors[0].second
+        << " fused " << report->cases[0].candidateErrors[1].second << " at "
+        << report->cases[0].worstArg << "[" << report->cases[0].worstRow << "]";
     // F32 rounding is visible but small.
-    EXPECT_GT(report->maxRelErrorFused, 0.0) << name;
-    EXPECT_EQ(report->maxRelErrorFused, report->maxRelErrorUnfused) << name;
+    EXPECT_GT(report->cases[0].candidateErrors[1].second, 0.0) << name;
+    EXPECT_EQ(report->cases[0].candidateErrors[1].second,
+              report->cases[0].candidateErrors[0].second)
+        << name;
   }
 }
 
@@ -748,11 +750,11 @@ TEST_F(InterpreterTest, CheckCatchesAWrongConstant) {
   FailureOr<CheckReport> report =
       runCheck(reference, reference, wrong, CheckOptions());
   ASSERT_TRUE(succeeded(report));
-  EXPECT_FALSE(report->passed);
-  EXPECT_LE(report->maxRelErrorUnfused, 1e-6);
-  EXPECT_GT(report->maxRelErrorFused, 1e-4);
-  EXPECT_FALSE(report->worstArg.empty());
-  EXPECT_GE(report->worstIndex, 0);
+  EXPECT_FALSE(report->passed());
+  EXPECT_LE(report->cases[0].candidateErrors[0].second, 1e-6);
+  EXPECT_GT(report->cases[0].candidateErrors[1].second, 1e-4);
+  EXPECT_FALSE(report->cases[0].worstArg.empty());
+  EXPECT_GE(report->cases[0].worstRow, 0);
 }
 
 TEST_F(InterpreterTest, CheckPassesHandFusedSgd) {
@@ -762,7 +764,7 @@ TEST_F(InterpreterTest, CheckPassesHandFusedSgd) {
   FailureOr<CheckReport> report =
       runCheck(unfused, unfused, fused, CheckOptions());
   ASSERT_TRUE(succeeded(report));
-  EXPECT_TRUE(report->passed) << report->maxRelErrorFused;
+  EXPECT_TRUE(report->passed()) << report->cases[0].candidateErrors[1].second;
 }
 
 TEST_F(InterpreterTest, CheckOfBF16StorageNeedsItsOwnTolerance) {
@@ -783,13 +785,13 @@ func.func @sgd_f32(
   CheckOptions options;
   FailureOr<CheckReport> strict = runCheck(reference, nullptr, bf16, options);
   ASSERT_TRUE(succeeded(strict));
-  EXPECT_FALSE(strict->passed);
-  EXPECT_EQ(strict->maxRelErrorUnfused, 0.0); // skipped
+  EXPECT_FALSE(strict->passed());
+  EXPECT_EQ(strict->cases[0].candidateErrors[0].second, 0.0); // skipped
   options.tolerance = 1e-2;
   FailureOr<CheckReport> loose = runCheck(reference, nullptr, bf16, options);
   ASSERT_TRUE(succeeded(loose));
-  EXPECT_TRUE(loose->passed) << loose->maxRelErrorFused;
-  EXPECT_GT(loose->maxRelErrorFused, 1e-4);
+  EXPECT_TRUE(loose->passed()) << loose->cases[0].candidateErrors[1].second;
+  EXPECT_GT(loose->cases[0].candidateErrors[1].second, 1e-4);
 }
 
 /// A sign of a computed difference, unfused and fused: the same decision
@@ -871,18 +873,25 @@ TEST_F(InterpreterTest, CheckLeavesOutLionSignsOfMomentaNearZero) {
   options.numel = 1000003;
   // A million elements hold momenta within f32 rounding of 0, where the
   // f32 sign rightly differs from the float64 one by 2 * lr.
+  // Such a momentum is a rare draw (about one per million elements and
+  // step), so the first of a few seeds whose draw has one is taken.
   options.decisionSlack = 0;
-  FailureOr<CheckReport> exact = runCheck(lion, lion, nullptr, options);
-  ASSERT_TRUE(succeeded(exact));
-  EXPECT_FALSE(exact->passed);
-  EXPECT_EQ(exact->ambiguousElements, 0);
+  bool caught = false;
+  for (uint64_t seed = 42; seed < 48 && !caught; ++seed) {
+    options.seed = seed;
+    FailureOr<CheckReport> exact = runCheck(lion, lion, nullptr, options);
+    ASSERT_TRUE(succeeded(exact));
+    EXPECT_EQ(exact->cases[0].ambiguousElements, 0);
+    caught = !exact->passed();
+  }
+  ASSERT_TRUE(caught);
   options.decisionSlack = CheckOptions().decisionSlack;
   FailureOr<CheckReport> report = runCheck(lion, lion, nullptr, options);
   ASSERT_TRUE(succeeded(report));
-  EXPECT_TRUE(report->passed) << report->maxRelErrorUnfused;
-  EXPECT_GT(report->ambiguousElements, 0);
-  EXPECT_LT(report->maxAmbiguousFraction, 1e-3);
-  EXPECT_EQ(report->comparedElements, 2 * 1000003);
+  EXPECT_TRUE(report->passed()) << report->cases[0].candidateErrors[0].second;
+  EXPECT_GT(report->cases[0].ambiguousElements, 0);
+  EXPECT_LT(report->cases[0].maxAmbiguousFraction, 1e-3);
+  EXPECT_EQ(report->cases[0].comparedElements, 2 * 1000003);
 }
 
 TEST_F(InterpreterTest, CheckStillCatchesAWrongDecision) {
@@ -897,9 +906,9 @@ TEST_F(InterpreterTest, CheckStillCatchesAWrongDecision) {
   FailureOr<CheckReport> report =
       runCheck(reference, reference, wrong, CheckOptions());
   ASSERT_TRUE(succeeded(report));
-  EXPECT_FALSE(report->passed);
-  EXPECT_LE(report->maxRelErrorUnfused, 1e-6);
-  EXPECT_GT(report->maxRelErrorFused, 1e-6);
+  EXPECT_FALSE(report->passed());
+  EXPECT_LE(report->cases[0].candidateErrors[0].second, 1e-6);
+  EXPECT_GT(report->cases[0].candidateErrors[1].second, 1e-6);
 }
 
 TEST_F(InterpreterTest, CheckFailsWhenMostElementsHangOnATie) {
@@ -922,8 +931,8 @@ TEST_F(InterpreterTest, CheckFailsWhenMostElementsHangOnATie) {
   ASSERT_TRUE(tie);
   FailureOr<CheckReport> report = runCheck(tie, tie, nullptr, CheckOptions());
   ASSERT_TRUE(succeeded(report));
-  EXPECT_FALSE(report->passed);
-  EXPECT_GT(report->maxAmbiguousFraction, 0.5);
+  EXPECT_FALSE(report->passed());
+  EXPECT_GT(report->cases[0].maxAmbiguousFraction, 0.5);
 }
 
 TEST(CheckErrorTest, TensorErrorMetric) {

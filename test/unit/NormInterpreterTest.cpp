@@ -12,7 +12,6 @@
 #include "interpreter/Check.h"
 #include "interpreter/FloatRounding.h"
 #include "interpreter/Interpreter.h"
-#include "interpreter/NormCheck.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -812,7 +811,7 @@ func.func @scaled(
 TEST_F(NormInterpreterTest, CheckInputsCarryConsistentRowStatistics) {
   func::FuncOp norm = loadLibrary("layernorm_bwd");
   ASSERT_TRUE(norm);
-  FailureOr<ArgValues> inputs = makeNormCheckInputs(norm, 3, 1000, 42);
+  FailureOr<ArgValues> inputs = makeCheckInputs(norm, 3, 1000, 42);
   ASSERT_TRUE(succeeded(inputs));
   const HostTensor &x = get(norm, *inputs, "x");
   const HostTensor &mean = get(norm, *inputs, "mean");
@@ -832,7 +831,7 @@ TEST_F(NormInterpreterTest, CheckInputsCarryConsistentRowStatistics) {
   }
   // The same seed and shape give the same inputs, in bf16 rounded.
   FailureOr<ArgValues> again =
-      makeNormCheckInputs(norm, 3, 1000, 42, ElementKind::BF16);
+      makeCheckInputs(norm, 3, 1000, 42, ElementKind::BF16);
   ASSERT_TRUE(succeeded(again));
   const HostTensor &xBF16 = get(norm, *again, "x");
   for (size_t i = 0; i < x.elements.size(); ++i)
@@ -840,23 +839,23 @@ TEST_F(NormInterpreterTest, CheckInputsCarryConsistentRowStatistics) {
 }
 
 TEST_F(NormInterpreterTest, CheckPassesEveryLibraryNorm) {
-  NormCheckOptions options;
+  CheckOptions options;
   options.rowCounts = {1, 3};
   options.colCounts = {1, 7, 1000};
   for (const char *name : {"layernorm_fwd", "layernorm_bwd", "rmsnorm_fwd",
                            "rmsnorm_bwd", "add_layernorm_fwd"}) {
     func::FuncOp norm = loadLibrary(name);
     ASSERT_TRUE(norm);
-    FailureOr<NormCheckReport> report = runNormCheck(norm, options);
+    FailureOr<CheckReport> report = runNormCheck(norm, options);
     ASSERT_TRUE(succeeded(report)) << name;
     std::string text;
     llvm::raw_string_ostream os(text);
-    printNormCheckReport(*report, os);
+    printCheckReport(*report, options, os);
     EXPECT_TRUE(report->passed()) << name << ":\n" << text;
     // f32 and emulated bf16 for every shape.
     EXPECT_EQ(report->cases.size(), 2u * 2u * 3u) << name;
     double worstF32 = 0.0, worstBF16 = 0.0;
-    for (const NormCheckCase &check : report->cases) {
+    for (const CheckCase &check : report->cases) {
       if (check.conditioned)
         continue; // RMSNorm's dx over one column, see below
       EXPECT_EQ(check.tolerance, check.emulated ? 1e-2 : 1e-5);
@@ -877,21 +876,21 @@ TEST_F(NormInterpreterTest, CheckRaisesToleranceOnlyWhereInputsAreNoise) {
   // conditioned and held to 1e-5.
   func::FuncOp norm = loadLibrary("rmsnorm_bwd");
   ASSERT_TRUE(norm);
-  NormCheckOptions options;
+  CheckOptions options;
   options.rowCounts = {3};
   options.colCounts = {1, 1000};
   options.emulateBF16 = false;
-  FailureOr<NormCheckReport> report = runNormCheck(norm, options);
+  FailureOr<CheckReport> report = runNormCheck(norm, options);
   ASSERT_TRUE(succeeded(report));
   ASSERT_EQ(report->cases.size(), 2u);
-  const NormCheckCase &oneColumn = report->cases[0];
+  const CheckCase &oneColumn = report->cases[0];
   EXPECT_TRUE(oneColumn.passed);
   EXPECT_TRUE(oneColumn.conditioned);
-  EXPECT_EQ(oneColumn.worstOutput, "dx");
+  EXPECT_EQ(oneColumn.worstArg, "dx");
   EXPECT_GT(oneColumn.error, 1e-5);
   EXPECT_GT(oneColumn.inputNoise, 1e-4);
   EXPECT_EQ(oneColumn.tolerance, 8 * oneColumn.inputNoise);
-  const NormCheckCase &wide = report->cases[1];
+  const CheckCase &wide = report->cases[1];
   EXPECT_TRUE(wide.passed);
   EXPECT_FALSE(wide.conditioned);
   EXPECT_EQ(wide.tolerance, 1e-5);
@@ -901,19 +900,19 @@ TEST_F(NormInterpreterTest, CheckRaisesToleranceOnlyWhereInputsAreNoise) {
 TEST_F(NormInterpreterTest, CheckFailsBelowTheRoundingError) {
   func::FuncOp norm = loadLibrary("rmsnorm_fwd");
   ASSERT_TRUE(norm);
-  NormCheckOptions options;
+  CheckOptions options;
   options.rowCounts = {3};
   options.colCounts = {1000};
   options.toleranceOverride = 1e-30;
-  FailureOr<NormCheckReport> report = runNormCheck(norm, options);
+  FailureOr<CheckReport> report = runNormCheck(norm, options);
   ASSERT_TRUE(succeeded(report));
   EXPECT_FALSE(report->passed());
   // bf16 storage rounds y by ~1e-3, far above its input-rounding noise.
   ASSERT_EQ(report->cases.size(), 2u);
-  const NormCheckCase &bf16 = report->cases[1];
+  const CheckCase &bf16 = report->cases[1];
   EXPECT_TRUE(bf16.emulated);
   EXPECT_FALSE(bf16.passed);
-  EXPECT_EQ(bf16.worstOutput, "y");
+  EXPECT_EQ(bf16.worstArg, "y");
   EXPECT_GE(bf16.worstRow, 0);
   EXPECT_GE(bf16.worstCol, 0);
   EXPECT_LT(bf16.tolerance, 1e-5);
@@ -922,12 +921,12 @@ TEST_F(NormInterpreterTest, CheckFailsBelowTheRoundingError) {
 TEST_F(NormInterpreterTest, CheckOfSpecializedFormUsesItsShapeAndDType) {
   func::FuncOp norm = parse(kRMSNormBF16);
   ASSERT_TRUE(norm);
-  NormCheckOptions options;
+  CheckOptions options;
   options.rowCounts = {1, 64};
-  FailureOr<NormCheckReport> report = runNormCheck(norm, options);
+  FailureOr<CheckReport> report = runNormCheck(norm, options);
   ASSERT_TRUE(succeeded(report));
   ASSERT_EQ(report->cases.size(), 2u); // static 8 columns, bf16 declared
-  for (const NormCheckCase &check : report->cases) {
+  for (const CheckCase &check : report->cases) {
     EXPECT_EQ(check.cols, 8);
     EXPECT_EQ(check.dtype, "bf16");
     EXPECT_FALSE(check.emulated);

@@ -19,7 +19,6 @@
 #include "codegen/Pipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/Check.h"
-#include "interpreter/NormCheck.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -135,10 +134,11 @@ void fuzzUpdate(MLIRContext &context, StringRef text, Choices &choices) {
   (void)describeArgs(update);
   if (isMatrixUpdate(update)) {
     // kfuse check of a 2-D update: over fixed shapes, not one numel.
-    NormCheckOptions check;
+    CheckOptions check;
     check.updateShapes = {{1, 3}, {3, 33}};
+    check.steps = 2;
     check.maxElements = kCheckElements;
-    (void)runMatrixUpdateCheck(update, 2, check);
+    (void)runMatrixUpdateCheck(update, check);
   }
 
   compileUpdate(context, text, Specialization(), PipelineOptions());
@@ -171,7 +171,7 @@ void fuzzNorm(MLIRContext &context, StringRef text, Choices &choices) {
   (void)describeArgs(norm);
 
   // kfuse check of a norm: the generic form in the interpreter.
-  NormCheckOptions check;
+  CheckOptions check;
   check.rowCounts = {1, 3};
   check.colCounts = {1, 33};
   check.maxElements = kCheckElements;

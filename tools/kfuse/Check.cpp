@@ -1,7 +1,18 @@
 //===- Check.cpp - kfuse check -------------------------------------------===//
 //
-// The unfused and the fused plan run in the interpreter against float64, and
-// the generated kernels against the same reference where a GPU is present.
+// One command for every kernel, one engine (interpreter/Check.h):
+// - a 1-D update: the unfused and the fused plan run in the interpreter
+//   against float64, and the generated kernels against the same reference
+//   where a GPU is present;
+// - a norm: the function as written in f32 against float64 over a fixed
+//   matrix, rows 1, 3 and 64 times columns 1, 1000, 1024, 5128 and 12289 (a
+//   static row length replaces the columns), with the declared storage
+//   dtypes and, for an f32 norm, emulated bf16 storage of the full-shape
+//   tensors; --seed and --tolerance apply, the update options are refused;
+// - a 2-D update: the same over fixed shapes, for --steps steps.
+// A check that passes must mean the file compiles: the checked plans are
+// emitted (a norm's for every row length checked), and an emitter error
+// fails the check.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,9 +20,11 @@
 #include "tools/kfuse/DeviceRun.h"
 
 #include "codegen/CudaEmitter.h"
+#include "codegen/Pipeline.h"
 #include "dialect/KFuseUpdate.h"
 #include "interpreter/Check.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,16 +32,6 @@ using namespace llvm;
 using namespace mlir;
 
 namespace kfuse {
-
-/// The norm check of the norm in `module`, parsed from `text`
-/// (CheckNorm.cpp): the exit status.
-int runNormCheckCommand(const CommonOptions &options, StringRef text,
-                        ModuleOp module, double tolerance, uint64_t seed);
-
-/// The check of the 2-D update in `module` (CheckNorm.cpp): the exit status.
-int runMatrixUpdateCheckCommand(const CommonOptions &options, StringRef text,
-                                ModuleOp module, int steps, double tolerance,
-                                uint64_t seed);
 
 namespace {
 struct DeviceCheck {
@@ -159,6 +162,81 @@ static Expected<int64_t> checkNumel(func::FuncOp update,
   return CheckOptions().numel;
 }
 
+/// Emits the CUDA plan of `text` for each row length in `report`: true when
+/// every one emits, after printing the line that says so or the error.
+static bool emitsForCheckedShapes(const CommonOptions &options, StringRef text,
+                                  const CheckReport &report) {
+  llvm::SetVector<int64_t> columns;
+  for (const CheckCase &checked : report.cases)
+    columns.insert(checked.cols);
+  unsigned kernels = 0;
+  for (int64_t cols : columns) {
+    Specialization spec;
+    spec.cols = cols;
+    Expected<KernelPlan> plan = compileToPlan(text, options.input, spec);
+    if (!plan) {
+      outs() << "emit: FAIL for " << cols
+             << " columns: " << toString(plan.takeError()) << "\n";
+      return false;
+    }
+    kernels = !plan->finishKernel() ? 1 : 2;
+  }
+  outs() << "emit: " << columns.size()
+         << (columns.size() == 1 ? " row length, " : " row lengths, ")
+         << kernels << (kernels == 1 ? " kernel" : " kernels") << " each\n";
+  return true;
+}
+
+static int runNormCheckCommand(const CommonOptions &options, StringRef text,
+                               ModuleOp module, double tolerance,
+                               uint64_t seed) {
+  func::FuncOp norm = findNorm(module);
+
+  CheckOptions checkOptions;
+  checkOptions.seed = seed;
+  checkOptions.toleranceOverride = tolerance;
+  FailureOr<CheckReport> result = runNormCheck(norm, checkOptions);
+  if (failed(result))
+    return 1;
+  outs() << "kfuse check: " << options.input << " (norm '" << norm.getSymName()
+         << "', device rounding vs float64, seed " << seed << ")\n";
+  printCheckReport(*result, checkOptions, outs());
+  bool emits = emitsForCheckedShapes(options, text, *result);
+  outs() << "gpu: skipped (norms are checked in the interpreter only)\n";
+  return result->passed() && emits ? 0 : 1;
+}
+
+static int runMatrixUpdateCheckCommand(const CommonOptions &options,
+                                       StringRef text, ModuleOp module,
+                                       int steps, double tolerance,
+                                       uint64_t seed) {
+  func::FuncOp update = findUpdate(module);
+  CheckOptions checkOptions;
+  checkOptions.seed = seed;
+  checkOptions.steps = steps;
+  checkOptions.toleranceOverride = tolerance;
+  FailureOr<CheckReport> result = runMatrixUpdateCheck(update, checkOptions);
+  if (failed(result))
+    return 1;
+  outs() << "kfuse check: " << options.input << " (2-D update '"
+         << update.getSymName() << "', " << steps
+         << (steps == 1 ? " step" : " steps")
+         << ", device rounding vs float64, seed " << seed << ")\n";
+  printCheckReport(*result, checkOptions, outs());
+  // A check that passes must mean the file compiles.
+  std::unique_ptr<MLIRContext> context = createContext();
+  Expected<OwningOpRef<ModuleOp>> parsed =
+      parseKernelModule(*context, text, options.input, KernelKind::update);
+  if (!parsed)
+    return reportError(parsed.takeError());
+  if (Error error = runPipeline(**parsed, options.spec, options.pipeline)) {
+    outs() << "emit: FAIL: " << toString(std::move(error)) << "\n";
+    return 1;
+  }
+  outs() << "emit: OK\n";
+  return result->passed() ? 0 : 1;
+}
+
 int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
              int steps, double tolerance, uint64_t seed) {
   Expected<std::string> text = readInput(options);
@@ -229,7 +307,7 @@ int runCheck(const CommonOptions &options, std::optional<int64_t> requested,
 
   // A check that passes must mean the file compiles: the fused module just
   // checked is emitted, and an emitter error (reported at its op) fails.
-  bool passed = report->passed;
+  bool passed = report->passed();
   FailureOr<KernelPlan> plan = emitCuda(findUpdate(**fused));
   if (succeeded(plan)) {
     outs() << "emit: " << plan->kernels.size()
