@@ -283,19 +283,16 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
   return compiled;
 }
 
-llvm::Expected<PlannedImage>
-Update::compileImage(const std::string &key, const Specialization &spec,
-                     const PipelineOptions &options, llvm::StringRef arch,
-                     llvm::function_ref<int()> driverVersion) const {
-  llvm::Expected<NvrtcOptions> nvrtcOptions = nvrtcOptionsForDevice(arch);
-  if (!nvrtcOptions)
-    return nvrtcOptions.takeError();
-  CodegenMode mode = processCodegenMode();
+llvm::Expected<PlannedImage> compilePlannedImage(
+    const std::string &key, llvm::StringRef irText,
+    const NvrtcOptions &nvrtcOptions, CodegenMode mode,
+    llvm::function_ref<llvm::Expected<KernelPlan>(int ptxSm)> makePlan,
+    llvm::function_ref<int()> driverVersion) {
   // Direct PTX for the device's arch; none for a device newer than the
   // toolkit (its image is NVRTC's PTX of an older arch, for the driver).
   int ptxSm = 0;
-  if (mode != CodegenMode::cuda && !nvrtcOptions->ptxOnly) {
-    llvm::Expected<int> sm = validateArch(nvrtcOptions->arch);
+  if (mode != CodegenMode::cuda && !nvrtcOptions.ptxOnly) {
+    llvm::Expected<int> sm = validateArch(nvrtcOptions.arch);
     if (!sm)
       return sm.takeError();
     ptxSm = *sm;
@@ -303,7 +300,7 @@ Update::compileImage(const std::string &key, const Specialization &spec,
   // A plan entry on disk skips parse, passes and emit (runtime/PlanCache);
   // kept for cubins only (a PTX image is the driver's to JIT, each load).
   DiskCache *cache = processDiskCache();
-  bool usePlanCache = cache && !nvrtcOptions->ptxOnly;
+  bool usePlanCache = cache && !nvrtcOptions.ptxOnly;
   std::string planKey = usePlanCache ? planEntryKey(key) : "";
   PlannedImage result;
   std::optional<CompiledImage> image;
@@ -318,14 +315,13 @@ Update::compileImage(const std::string &key, const Specialization &spec,
     }
   }
   if (!image) {
-    llvm::Expected<KernelPlan> plan =
-        compileToPlan(irText, name, spec, options, ptxSm);
+    llvm::Expected<KernelPlan> plan = makePlan(ptxSm);
     if (!plan)
       return withCode(plan.takeError(), ErrorCode::Compile);
     result.plan = std::move(*plan);
     llvm::Expected<CompiledImage> made = compilePlanImage(
         {result.plan.source, result.plan.ptx, result.plan.ptxUnsupported},
-        result.plan.name + ".cu", *nvrtcOptions, mode, driverVersion(), cache);
+        result.plan.name + ".cu", nvrtcOptions, mode, driverVersion(), cache);
     if (!made)
       return withCode(made.takeError(), ErrorCode::Compile);
     image = std::move(*made);
@@ -337,6 +333,21 @@ Update::compileImage(const std::string &key, const Specialization &spec,
              image->nvrtc.ptx);
   result.image = std::move(*image);
   return result;
+}
+
+llvm::Expected<PlannedImage>
+Update::compileImage(const std::string &key, const Specialization &spec,
+                     const PipelineOptions &options, llvm::StringRef arch,
+                     llvm::function_ref<int()> driverVersion) const {
+  llvm::Expected<NvrtcOptions> nvrtcOptions = nvrtcOptionsForDevice(arch);
+  if (!nvrtcOptions)
+    return nvrtcOptions.takeError();
+  return compilePlannedImage(
+      key, irText, *nvrtcOptions, processCodegenMode(),
+      [&](int ptxSm) {
+        return compileToPlan(irText, name, spec, options, ptxSm);
+      },
+      driverVersion);
 }
 
 llvm::Expected<PlannedImage>

@@ -104,6 +104,18 @@ struct PlannedImage {
   CompiledImage image;
 };
 
+/// The plan and image of a kernel (an update or a norm) under compile key
+/// `key`: both from the disk cache's plan entry where it holds them
+/// (runtime/PlanCache; cubins only), else `makePlan` for the direct PTX of
+/// sm_`ptxSm` (0: none; chosen from `mode` and the device) and its image
+/// through NVRTC or nvJitLink, the plan then stored beside the image.
+/// KFUSE_DUMP_DIR receives the module (dumpModule).
+llvm::Expected<PlannedImage> compilePlannedImage(
+    const std::string &key, llvm::StringRef irText,
+    const NvrtcOptions &nvrtcOptions, CodegenMode mode,
+    llvm::function_ref<llvm::Expected<KernelPlan>(int ptxSm)> makePlan,
+    llvm::function_ref<int()> driverVersion);
+
 class Update {
 public:
   /// Parses `text` (named `sourceName` in diagnostics) and reads its

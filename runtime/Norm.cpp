@@ -4,10 +4,8 @@
 #include "codegen/Pipeline.h"
 #include "dialect/SourceLimits.h"
 #include "runtime/CacheKey.h"
-#include "runtime/Dump.h"
 #include "runtime/Errors.h"
 #include "runtime/Log.h"
-#include "runtime/PlanCache.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -437,47 +435,20 @@ Norm::buildModule(const std::string &key, const Specialization &spec,
       nvrtcOptionsForDevice(device.arch);
   if (!nvrtcOptions)
     return nvrtcOptions.takeError();
-  // A plan entry on disk skips parse, pipeline and emit, as for updates
-  // (runtime/PlanCache); cubins only.
-  DiskCache *cache = processDiskCache();
-  bool usePlanCache = cache && !nvrtcOptions->ptxOnly;
-  std::string planKey = usePlanCache ? planEntryKey(key) : "";
-  auto driverVersion = [&] { return driver.driverVersion(); };
-  std::optional<CompiledImage> compiledImage;
-  if (usePlanCache) {
-    std::string warning;
-    if (std::optional<CachedPlan> cached =
-            lookupPlan(*cache, planKey, driverVersion, warning)) {
-      compiled->plan = std::move(cached->plan);
-      compiledImage = std::move(cached->image);
-    } else if (!warning.empty()) {
-      logWarning(warning);
-    }
-  }
-  if (!compiledImage) {
-    llvm::Expected<KernelPlan> plan = compileToPlan(irText, name, spec);
-    if (!plan)
-      return withCode(plan.takeError(), ErrorCode::Compile);
-    compiled->plan = std::move(*plan);
-  }
+  // Norms compile through NVRTC: the direct PTX does not cover them.
+  llvm::Expected<PlannedImage> planned = compilePlannedImage(
+      key, irText, *nvrtcOptions, CodegenMode::cuda,
+      [&](int) { return compileToPlan(irText, name, spec); },
+      [&] { return driver.driverVersion(); });
+  if (!planned)
+    return planned.takeError();
+  compiled->plan = std::move(planned->plan);
   const KernelPlan &normPlan = compiled->plan;
   if (llvm::Error error = checkPlan(normPlan, argInfos, spec))
     return std::move(error);
-  if (!compiledImage) {
-    llvm::Expected<CompiledImage> made =
-        compileImage(normPlan.source, normPlan.name + ".cu", *nvrtcOptions,
-                     driverVersion(), cache);
-    if (!made)
-      return withCode(made.takeError(), ErrorCode::Compile);
-    compiledImage = std::move(*made);
-    if (usePlanCache && compiledImage->onDisk &&
-        !compiledImage->nvrtc.cubin.empty())
-      storePlan(*cache, planKey, normPlan, compiledImage->key, driverVersion());
-  }
+  CompiledImage *compiledImage = &planned->image;
   compiled->nvrtc = std::move(compiledImage->nvrtc);
   compiled->cacheSource = compiledImage->source;
-  dumpModule(normPlan.name, compiledImage->key, irText, normPlan.source,
-             compiled->nvrtc.ptx);
   double diskMs = compiledImage->diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 
