@@ -204,21 +204,6 @@ unsigned defaultBlocksPerSm() {
   return value;
 }
 
-llvm::Expected<std::unique_ptr<Update>>
-Update::create(llvm::StringRef text, llvm::StringRef sourceName) {
-  auto module =
-      parseKernelModule(threadContext(), text, sourceName, KernelKind::update);
-  if (!module)
-    return withCode(module.takeError(), ErrorCode::Parse);
-  mlir::func::FuncOp func = findUpdate(**module);
-  std::unique_ptr<Update> update(new Update());
-  update->irText = text.str();
-  update->name = sourceName.str();
-  update->argInfos = describeArgs(func);
-  update->matrix = isMatrixUpdate(func);
-  return std::move(update);
-}
-
 llvm::Error Update::checkSingleTensorLaunch() const {
   if (!matrix)
     return llvm::Error::success();
@@ -229,15 +214,6 @@ llvm::Error Update::checkSingleTensorLaunch() const {
                        "whose table gives each tensor its row length "
                        "(kfuse_plan_create_matrix), not as a launch over one "
                        "tensor");
-}
-
-llvm::Expected<std::unique_ptr<Update>>
-Update::createFromFile(llvm::StringRef path) {
-  llvm::Expected<std::string> text = readKernelSource(path);
-  if (!text)
-    return makeError(ErrorCode::InvalidArgument,
-                     llvm::toString(text.takeError()));
-  return create(*text, path);
 }
 
 llvm::Expected<std::shared_ptr<CompiledUpdate>>

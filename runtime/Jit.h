@@ -14,6 +14,7 @@
 #include "codegen/Pipeline.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/ImageCache.h"
+#include "runtime/Kernel.h"
 #include "runtime/ModuleCache.h"
 #include "runtime/Nvrtc.h"
 
@@ -116,18 +117,20 @@ llvm::Expected<PlannedImage> compilePlannedImage(
     llvm::function_ref<llvm::Expected<KernelPlan>(int ptxSm)> makePlan,
     llvm::function_ref<int()> driverVersion);
 
-class Update {
+/// The runtime object of an update (a Kernel of kind update).
+class Update : public Kernel {
 public:
+  static constexpr KernelKind kKind = KernelKind::update;
   /// Parses `text` (named `sourceName` in diagnostics) and reads its
-  /// arguments.
+  /// arguments; a norm is an error.
   static llvm::Expected<std::unique_ptr<Update>>
-  create(llvm::StringRef text, llvm::StringRef sourceName);
+  create(llvm::StringRef text, llvm::StringRef sourceName) {
+    return createKernelOf<Update>(text, sourceName, /*fromFile=*/false);
+  }
   static llvm::Expected<std::unique_ptr<Update>>
-  createFromFile(llvm::StringRef path);
-
-  llvm::ArrayRef<ArgInfo> args() const { return argInfos; }
-  llvm::StringRef text() const { return irText; }
-  llvm::StringRef sourceName() const { return name; }
+  createFromFile(llvm::StringRef path) {
+    return createKernelOf<Update>(path, path, /*fromFile=*/true);
+  }
 
   /// Specializes on the element count too (one module per size) instead of
   /// passing it at launch.
@@ -185,7 +188,10 @@ public:
                      const PipelineOptions &options = {});
 
 private:
-  Update() = default;
+  friend class Kernel;
+  Update(llvm::StringRef text, llvm::StringRef sourceName,
+         std::vector<ArgInfo> args, bool matrix)
+      : Kernel(kKind, text, sourceName, std::move(args)), matrix(matrix) {}
   llvm::Expected<std::shared_ptr<CompiledUpdate>>
   compileUncached(const Specialization &spec, const PipelineOptions &options,
                   CudaDriver &driver, const DeviceInfo &device, bool *made);
@@ -202,9 +208,6 @@ private:
   buildModule(const std::string &key, const Specialization &spec,
               const PipelineOptions &options, CudaDriver *driver,
               const DeviceInfo *device);
-  std::string irText;
-  std::string name;
-  std::vector<ArgInfo> argInfos;
   bool matrix = false;
   bool specializeNumel = false;
   /// Modules already looked up, by specialization, options and context:

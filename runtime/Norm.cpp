@@ -283,28 +283,6 @@ private:
 // Norm
 //===----------------------------------------------------------------------===//
 
-llvm::Expected<std::unique_ptr<Norm>> Norm::create(llvm::StringRef text,
-                                                   llvm::StringRef sourceName) {
-  llvm::Expected<std::vector<ArgInfo>> infos =
-      describeKernel(text, sourceName, KernelKind::norm);
-  if (!infos)
-    return withCode(infos.takeError(), ErrorCode::Parse);
-  std::unique_ptr<Norm> norm(new Norm());
-  norm->irText = text.str();
-  norm->name = sourceName.str();
-  norm->argInfos = std::move(*infos);
-  return std::move(norm);
-}
-
-llvm::Expected<std::unique_ptr<Norm>>
-Norm::createFromFile(llvm::StringRef path) {
-  llvm::Expected<std::string> text = readKernelSource(path);
-  if (!text)
-    return makeError(ErrorCode::InvalidArgument,
-                     llvm::toString(text.takeError()));
-  return create(*text, path);
-}
-
 bool Norm::hasColumnOutputs() const {
   return llvm::any_of(argInfos, [](const ArgInfo &info) {
     return info.role == ArgRole::output && info.level == ArgLevel::column;

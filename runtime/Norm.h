@@ -33,6 +33,7 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/ImageCache.h"
 #include "runtime/Jit.h"
+#include "runtime/Kernel.h"
 #include "runtime/Nvrtc.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -98,18 +99,20 @@ struct CompiledNorm {
   unsigned residentBlocksPerSm = 1;
 };
 
-class Norm {
+/// The runtime object of a norm (a Kernel of kind norm).
+class Norm : public Kernel {
 public:
+  static constexpr KernelKind kKind = KernelKind::norm;
   /// Parses `text` (named `sourceName` in diagnostics) and reads its
-  /// arguments.
+  /// arguments; an update is an error.
   static llvm::Expected<std::unique_ptr<Norm>>
-  create(llvm::StringRef text, llvm::StringRef sourceName);
+  create(llvm::StringRef text, llvm::StringRef sourceName) {
+    return createKernelOf<Norm>(text, sourceName, /*fromFile=*/false);
+  }
   static llvm::Expected<std::unique_ptr<Norm>>
-  createFromFile(llvm::StringRef path);
-
-  llvm::ArrayRef<ArgInfo> args() const { return argInfos; }
-  llvm::StringRef text() const { return irText; }
-  llvm::StringRef sourceName() const { return name; }
+  createFromFile(llvm::StringRef path) {
+    return createKernelOf<Norm>(path, path, /*fromFile=*/true);
+  }
 
   /// Whether a launch runs a finish kernel: the norm writes a column output
   /// (a sum over rows).
@@ -147,7 +150,10 @@ public:
                      CUstream stream, bool *ready = nullptr);
 
 private:
-  Norm() = default;
+  friend class Kernel;
+  Norm(llvm::StringRef text, llvm::StringRef sourceName,
+       std::vector<ArgInfo> args)
+      : Kernel(kKind, text, sourceName, std::move(args)) {}
   /// compile() in `device`, which the caller looked up.
   llvm::Expected<std::shared_ptr<CompiledNorm>>
   compileFor(const Specialization &spec, CudaDriver &driver,
@@ -163,9 +169,6 @@ private:
   llvm::Expected<std::shared_ptr<CompiledNorm>>
   buildModule(const std::string &key, const Specialization &spec,
               CudaDriver &driver, const DeviceInfo &device);
-  std::string irText;
-  std::string name;
-  std::vector<ArgInfo> argInfos;
   /// Modules already looked up, by specialization, layout knobs and
   /// context: spares hashing the IR on every launch. A norm sees a few
   /// specializations, so a list compared field by field (no key string
