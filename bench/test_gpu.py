@@ -6,7 +6,6 @@ Prints one line per test and "N passed, M failed"; exits 1 on any failure.
 """
 
 import math
-import os
 import pathlib
 import sys
 
@@ -738,7 +737,6 @@ def multi_tensor_bad_groups_raise():
     ps, gs, ms, vs = mt_list([10, 20])
     cases = {
         "numel within group": lambda: mt_opt(ps, [gs[0], gs[1][:19]], ms, vs),
-        "dtype within role": lambda: mt_opt(ps, gs, ms, [vs[0], vs[1].half()]),
         "missing state": lambda: kfuse.multi_tensor(
             str(OPTIM / "adamw.mlir"), params=ps, grads=gs,
             states={"exp_avg": ms}),
@@ -754,6 +752,9 @@ def multi_tensor_bad_groups_raise():
                                                         str(error))
         else:
             raise AssertionError(f"no KfuseError for {what}")
+    # Storage dtypes are per argument: groups whose exp_avg_sq differ in
+    # dtype are plans of their own dtype signatures, not an error.
+    mt_opt(ps, gs, ms, [vs[0], vs[1].half()])
 
 
 def main():
