@@ -16,10 +16,6 @@
 
 using namespace kfuse;
 
-struct kfuse_update {
-  std::unique_ptr<Update> update;
-};
-
 struct kfuse_plan {
   std::unique_ptr<MultiTensorPlan> plan;
 };
@@ -112,61 +108,32 @@ kfuse_status checkGroups(llvm::ArrayRef<ArgInfo> infos,
   return KFUSE_OK;
 }
 
-kfuse_status created(llvm::Expected<std::unique_ptr<Update>> update,
-                     kfuse_update **out) {
-  if (!update)
-    return fail(update.takeError());
-  *out = new kfuse_update{std::move(*update)};
-  return succeed();
-}
-
 } // namespace
 
 extern "C" {
 
+/// An owning update handle of `kernel`, an update.
+static kfuse_update *updateHandle(std::unique_ptr<Kernel> kernel) {
+  auto *update = static_cast<Update *>(kernel.release());
+  return new kfuse_update{std::unique_ptr<Update>(update), update};
+}
+
 kfuse_status kfuse_update_create(const char *ir_text, const char *source_name,
                                  kfuse_update **out) {
-  return guarded([&] {
-    if (!out)
-      return fail(KFUSE_INVALID_ARGUMENT, "out is null");
-    *out = nullptr;
-    if (!ir_text)
-      return fail(KFUSE_INVALID_ARGUMENT, "ir_text is null");
-    return created(
-        Update::create(ir_text, source_name ? source_name : "<update>"), out);
-  });
+  return createKernelHandle(ir_text, source_name, /*fromFile=*/false,
+                            KernelKind::update, out, updateHandle);
 }
 
 kfuse_status kfuse_update_create_from_file(const char *path,
                                            kfuse_update **out) {
-  return guarded([&] {
-    if (!out)
-      return fail(KFUSE_INVALID_ARGUMENT, "out is null");
-    *out = nullptr;
-    if (!path)
-      return fail(KFUSE_INVALID_ARGUMENT, "path is null");
-    return created(Update::createFromFile(path), out);
-  });
+  return createKernelHandle(path, nullptr, /*fromFile=*/true,
+                            KernelKind::update, out, updateHandle);
 }
 
-/// Fills `out` with argument `index` of `args` (of an update or a plan).
-static kfuse_status describeArg(llvm::ArrayRef<ArgInfo> args, size_t index,
-                                const char *owner, kfuse_arg_info *out) {
-  if (index >= args.size())
-    return fail(KFUSE_INVALID_ARGUMENT,
-                "argument index " + std::to_string(index) +
-                    " out of range: the " + owner + " has " +
-                    std::to_string(args.size()) + " arguments");
-  const ArgInfo &info = args[index];
-  out->name = info.name.c_str();
-  out->role = static_cast<int32_t>(info.role);
-  out->has_default = info.defaultValue.has_value();
-  out->default_value = info.defaultValue.value_or(0.0);
-  out->level = static_cast<int32_t>(info.level);
-  return succeed();
+void kfuse_update_destroy(kfuse_update *update) {
+  if (update && update->owned) // a kfuse_kernel's view is the kernel's
+    delete update;
 }
-
-void kfuse_update_destroy(kfuse_update *update) { delete update; }
 
 size_t kfuse_update_num_args(const kfuse_update *update) {
   return update ? update->update->args().size() : 0;

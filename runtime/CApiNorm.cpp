@@ -24,10 +24,6 @@
 
 using namespace kfuse;
 
-struct kfuse_norm {
-  std::unique_ptr<Norm> norm;
-};
-
 using namespace kfuse::capi;
 
 namespace {
@@ -44,14 +40,6 @@ std::optional<DType> dtypeOfCode(int32_t code) {
   default:
     return std::nullopt;
   }
-}
-
-kfuse_status created(llvm::Expected<std::unique_ptr<Norm>> norm,
-                     kfuse_norm **out) {
-  if (!norm)
-    return fail(norm.takeError());
-  *out = new kfuse_norm{std::move(*norm)};
-  return succeed();
 }
 
 /// The C API's shape of a norm argument: a hyper is a scalar, a tensor its
@@ -76,31 +64,27 @@ int32_t shapeCode(const ArgInfo &info) {
 
 extern "C" {
 
+/// An owning norm handle of `kernel`, a norm.
+static kfuse_norm *normHandle(std::unique_ptr<Kernel> kernel) {
+  auto *norm = static_cast<Norm *>(kernel.release());
+  return new kfuse_norm{std::unique_ptr<Norm>(norm), norm};
+}
+
 kfuse_status kfuse_norm_create(const char *ir_text, const char *source_name,
                                kfuse_norm **out) {
-  return guarded([&] {
-    if (!out)
-      return fail(KFUSE_INVALID_ARGUMENT, "out is null");
-    *out = nullptr;
-    if (!ir_text)
-      return fail(KFUSE_INVALID_ARGUMENT, "ir_text is null");
-    return created(Norm::create(ir_text, source_name ? source_name : "<norm>"),
-                   out);
-  });
+  return createKernelHandle(ir_text, source_name, /*fromFile=*/false,
+                            KernelKind::norm, out, normHandle);
 }
 
 kfuse_status kfuse_norm_create_from_file(const char *path, kfuse_norm **out) {
-  return guarded([&] {
-    if (!out)
-      return fail(KFUSE_INVALID_ARGUMENT, "out is null");
-    *out = nullptr;
-    if (!path)
-      return fail(KFUSE_INVALID_ARGUMENT, "path is null");
-    return created(Norm::createFromFile(path), out);
-  });
+  return createKernelHandle(path, nullptr, /*fromFile=*/true, KernelKind::norm,
+                            out, normHandle);
 }
 
-void kfuse_norm_destroy(kfuse_norm *norm) { delete norm; }
+void kfuse_norm_destroy(kfuse_norm *norm) {
+  if (norm && norm->owned) // a kfuse_kernel's view is the kernel's
+    delete norm;
+}
 
 size_t kfuse_norm_num_args(const kfuse_norm *norm) {
   return norm ? norm->norm->args().size() : 0;

@@ -435,6 +435,58 @@ KFUSE_API kfuse_status kfuse_norm_bytes(const kfuse_norm *norm,
                                         int64_t rows, int64_t cols,
                                         uint64_t *out);
 
+/* Any kernel source, either kind: one handle for an update and a norm. Its
+ * arguments are described alike (kfuse_arg_info: a norm's inputs and
+ * outputs have the roles KFUSE_ROLE_INPUT and KFUSE_ROLE_OUTPUT, its
+ * per-row and per-column tensors the levels 2 and 3, its full tensors 0);
+ * kfuse_kernel_launch launches either kind, and the functions of one kind
+ * take the handle kfuse_kernel_update or kfuse_kernel_norm returns. */
+typedef struct kfuse_kernel kfuse_kernel;
+
+typedef enum kfuse_kernel_kind {
+  KFUSE_KIND_UPDATE = 0,
+  KFUSE_KIND_NORM = 1
+} kfuse_kernel_kind;
+
+/* Parses a kernel of either kind from IR text; `source_name` names it in
+ * diagnostics. */
+KFUSE_API kfuse_status kfuse_kernel_create(const char *ir_text,
+                                           const char *source_name,
+                                           kfuse_kernel **out);
+KFUSE_API kfuse_status kfuse_kernel_create_from_file(const char *path,
+                                                     kfuse_kernel **out);
+KFUSE_API void kfuse_kernel_destroy(kfuse_kernel *kernel);
+
+/* A kfuse_kernel_kind; -1 for a null kernel. */
+KFUSE_API int kfuse_kernel_get_kind(const kfuse_kernel *kernel);
+/* The number of arguments; 0 for a null kernel. */
+KFUSE_API size_t kfuse_kernel_num_args(const kfuse_kernel *kernel);
+KFUSE_API kfuse_status kfuse_kernel_arg_info(const kfuse_kernel *kernel,
+                                             size_t index, kfuse_arg_info *out);
+
+/* The kernel as an update or as a norm, for the functions of its kind (plans
+ * of an update, a norm's bytes): NULL when it is the other kind. Valid while
+ * the kernel lives; kfuse_update_destroy and kfuse_norm_destroy leave it
+ * alone. */
+KFUSE_API kfuse_update *kfuse_kernel_update(kfuse_kernel *kernel);
+KFUSE_API kfuse_norm *kfuse_kernel_norm(kfuse_kernel *kernel);
+
+/* Launches the kernel on `stream`: an update over one tensor group, fused
+ * (rows = cols = 0; as kfuse_update_launch), a norm over rows x cols (as
+ * kfuse_norm_launch). */
+KFUSE_API kfuse_status kfuse_kernel_launch(kfuse_kernel *kernel,
+                                           const kfuse_arg *args, size_t nargs,
+                                           int64_t rows, int64_t cols,
+                                           void *stream);
+
+/* Compiles what kfuse_kernel_launch with these arguments would run, without
+ * launching (as kfuse_update_compile and kfuse_norm_compile). */
+KFUSE_API kfuse_status kfuse_kernel_compile(kfuse_kernel *kernel,
+                                            const kfuse_arg *args,
+                                            size_t nargs, int64_t rows,
+                                            int64_t cols,
+                                            kfuse_compile_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,18 +14,17 @@ called.
 """
 
 import ctypes
-import os
 from collections import namedtuple
 
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib  # noqa: F401
 from ._capi import F32, BF16, F16, LEVEL_NAMES, ROLE_NAMES, ArgInfoStruct
 from ._capi import ArgStruct
 from ._capi import KfuseError, check, hyper_value, lib, library_dir
-from ._capi import read_source
 from ._checks import check_device_tensor, check_per_tensor
+from ._kernel import Kernel
 from ._version import __version__
 
-__all__ = ["__version__", "Update", "ArgInfo", "KfuseError",
+__all__ = ["__version__", "Kernel", "Update", "ArgInfo", "KfuseError",
            "MultiTensorUpdate", "multi_tensor", "device_arch", "library_path",
            "library_dir", "doctor",
            "Norm", "NormArgInfo", "norm_library_dir", "library_norm",
@@ -61,18 +60,14 @@ def _dtype_code(torch, tensor, name):
     return codes[tensor.dtype]
 
 
-class Update:
+class Update(Kernel):
     """One update, parsed from a .mlir file path or from IR text."""
 
+    kind = "update"
+
     def __init__(self, path_or_text, name=None):
-        handle = ctypes.c_void_p()
-        text, source = read_source(path_or_text, name or "<update>", "update")
-        if text is not None:
-            check(lib().kfuse_update_create(
-                text.encode(), source.encode(), ctypes.byref(handle)))
-        else:
-            check(lib().kfuse_update_create_from_file(
-                os.fsencode(source), ctypes.byref(handle)))
+        # Kernel.__new__ parsed the source; the update handle is the kernel's.
+        handle = ctypes.c_void_p(self._kind_handle())
         self._handle = handle
         self.args = self._read_args()
         self._names = [arg.name for arg in self.args]
@@ -92,12 +87,6 @@ class Update:
                                 default,
                                 LEVEL_NAMES.get(info.level, "element")))
         return args
-
-    def __del__(self):
-        handle = getattr(self, "_handle", None)
-        if handle and _capi_alive():
-            lib().kfuse_update_destroy(handle)
-            self._handle = None
 
     def __repr__(self):
         return "kfuse.Update(" + ", ".join(

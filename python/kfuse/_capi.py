@@ -19,11 +19,13 @@ STATUS_NAMES = {
 }
 
 F32, BF16, F16 = 0, 1, 2
-ROLE_NAMES = {0: "param", 1: "grad", 2: "state", 3: "hyper", 4: "model"}
+ROLE_NAMES = {0: "param", 1: "grad", 2: "state", 3: "hyper", 4: "model",
+              5: "input", 6: "output"}
 # kfuse_arg_info.level: a tensor of the param's shape, one f32 per tensor (a
 # per-tensor state such as NovoGrad's running grad norm), or in a 2-D update
 # one value per row or per column (Adafactor's factored second moment).
 LEVEL_NAMES = {0: "element", 1: "tensor", 2: "row", 3: "column"}
+KIND_NAMES = {0: "update", 1: "norm"}
 
 
 class KfuseError(RuntimeError):
@@ -194,6 +196,7 @@ def lib():
         ctypes.c_int]
     handle.kfuse_update_launch.restype = status
     plan_p = ctypes.c_void_p
+    kernel_p = ctypes.c_void_p
     u64 = ctypes.c_uint64
     signatures = {
         "kfuse_plan_create": (status, [
@@ -250,6 +253,24 @@ def lib():
         "kfuse_update_interpret_matrix": (status, [
             update_p, ctypes.POINTER(HostArgStruct), ctypes.c_size_t,
             ctypes.c_int64, ctypes.c_int64]),
+        "kfuse_kernel_create": (status, [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(kernel_p)]),
+        "kfuse_kernel_create_from_file": (status, [
+            ctypes.c_char_p, ctypes.POINTER(kernel_p)]),
+        "kfuse_kernel_destroy": (None, [kernel_p]),
+        "kfuse_kernel_get_kind": (ctypes.c_int, [kernel_p]),
+        "kfuse_kernel_num_args": (ctypes.c_size_t, [kernel_p]),
+        "kfuse_kernel_arg_info": (status, [
+            kernel_p, ctypes.c_size_t, ctypes.POINTER(ArgInfoStruct)]),
+        "kfuse_kernel_update": (ctypes.c_void_p, [kernel_p]),
+        "kfuse_kernel_norm": (ctypes.c_void_p, [kernel_p]),
+        "kfuse_kernel_launch": (status, [
+            kernel_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
+            ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]),
+        "kfuse_kernel_compile": (status, [
+            kernel_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,
+            ctypes.c_int64, ctypes.c_int64,
+            ctypes.POINTER(CompileInfoStruct)]),
     }
     # An older library (KFUSE_LIBRARY) still serves what it has.
     handle.kfuse_missing = []
@@ -440,3 +461,28 @@ def compile_lib():
         function.argtypes = argtypes
     handle.kfuse_compile_declared = True
     return handle
+
+
+def open_kernel(path_or_text, name, kind):
+    """A kfuse_kernel handle of the source `path_or_text` (see read_source),
+    its kind ("update" or "norm") and its name (the path, or `name`);
+    `kind`, where given, is the one it must hold (another is a KfuseError
+    naming the class that takes it)."""
+    handle = ctypes.c_void_p()
+    text, source = read_source(path_or_text, name or f"<{kind or 'kernel'}>",
+                               kind or "kernel")
+    if text is not None:
+        check(lib().kfuse_kernel_create(text.encode(), source.encode(),
+                                        ctypes.byref(handle)))
+    else:
+        check(lib().kfuse_kernel_create_from_file(os.fsencode(source),
+                                                  ctypes.byref(handle)))
+    found = KIND_NAMES[lib().kfuse_kernel_get_kind(handle)]
+    if kind is not None and found != kind:
+        lib().kfuse_kernel_destroy(handle)
+        raise KfuseError(
+            f"'{source}' holds {'a norm' if found == 'norm' else 'an update'}"
+            f"; kfuse.{'Norm' if found == 'norm' else 'Update'} (or "
+            f"kfuse.Kernel) takes it, not kfuse.{kind.capitalize()}",
+            "INVALID_ARGUMENT")
+    return handle, found, source

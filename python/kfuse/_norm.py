@@ -23,18 +23,17 @@ PyTorch is imported only when a norm is called.
 """
 
 import ctypes
-import os
 import struct
 import threading
 from collections import namedtuple
 
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib
 from ._checks import check_device_tensor
+from ._kernel import Kernel
 from ._checks import invalid as _invalid
 from ._capi import F32, BF16, F16, NORM_ROLE_NAMES, SHAPE_NAMES
 from ._capi import ArgStruct, KfuseError, NormArgDescStruct
 from ._capi import check_norm, hyper_value, library_dir, norm_lib, OK
-from ._capi import read_source
 
 __all__ = ["Norm", "NormArgInfo", "norm_library_dir", "library_norm",
            "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
@@ -123,21 +122,17 @@ def _packed_launch_functions():
     return _packed_launches
 
 
-class Norm:
+class Norm(Kernel):
     """One norm function, parsed from a .mlir file path or from IR text."""
 
+    kind = "norm"
+
     def __init__(self, path_or_text, name=None):
-        handle = ctypes.c_void_p()
+        # Kernel.__new__ parsed the source; the norm handle is the kernel's.
         lib = norm_lib()
-        text, source = read_source(path_or_text, name or "<norm>", "norm")
-        if text is not None:
-            check_norm(lib.kfuse_norm_create(
-                text.encode(), source.encode(), ctypes.byref(handle)))
-        else:
-            check_norm(lib.kfuse_norm_create_from_file(
-                os.fsencode(source), ctypes.byref(handle)))
+        handle = ctypes.c_void_p(self._kind_handle())
         self._handle = handle
-        self.source = name or source
+        self.source = name or self._source
         self.args = self._read_args()
         self._names = [arg.name for arg in self.args]
         self._name_set = frozenset(self._names)
@@ -162,15 +157,6 @@ class Norm:
                 info.name.decode(), NORM_ROLE_NAMES.get(info.role, info.role),
                 SHAPE_NAMES.get(info.shape, info.shape), default))
         return args
-
-    def __del__(self):
-        handle = getattr(self, "_handle", None)
-        if handle:
-            try:
-                norm_lib().kfuse_norm_destroy(handle)
-            except Exception:  # noqa: BLE001 - interpreter exit
-                pass
-            self._handle = None
 
     def __repr__(self):
         return "kfuse.Norm(" + ", ".join(

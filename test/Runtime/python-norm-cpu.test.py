@@ -18,7 +18,7 @@ for name in ("layernorm_fwd", "layernorm_bwd", "rmsnorm_fwd", "rmsnorm_bwd",
 try:
     kfuse.Norm(sys.argv[2])
 except kfuse.KfuseError as error:
-    print("not a norm:", error.status)
+    print("not a norm:", error.status, error)
 try:
     kfuse.Norm("/nonexistent/norm.mlir")
 except kfuse.KfuseError as error:
@@ -85,3 +85,21 @@ print("null norm:", lib.kfuse_norm_num_args(None),
       STATUS_NAMES[lib.kfuse_norm_launch(None, None, 0, 1, 1, None)],
       lib.kfuse_last_error().decode())
 print("torch imported:", "torch" in sys.modules)
+# One entry for either kind: kfuse.Kernel makes the object of the kind the
+# source holds, and the C API describes both kinds' arguments alike.
+for path in (sys.argv[1] + "/layernorm_bwd.mlir", sys.argv[2]):
+    kernel = kfuse.Kernel(path)
+    info = kfuse.ArgInfoStruct()
+    described = []
+    for index in range(lib.kfuse_kernel_num_args(kernel._kernel)):
+        kfuse.check(lib.kfuse_kernel_arg_info(kernel._kernel, index,
+                                              ctypes.byref(info)))
+        described.append(f"{info.name.decode()}:"
+                         f"{kfuse.ROLE_NAMES[info.role]}:"
+                         f"{kfuse.LEVEL_NAMES[info.level]}")
+    print("kernel:", type(kernel).__name__, kernel.kind,
+          isinstance(kernel, kfuse.Kernel), " ".join(described[:4]))
+print("null kernel:", lib.kfuse_kernel_get_kind(None),
+      lib.kfuse_kernel_num_args(None), lib.kfuse_kernel_update(None),
+      STATUS_NAMES[lib.kfuse_kernel_launch(None, None, 0, 0, 0, None)],
+      lib.kfuse_last_error().decode())
