@@ -83,48 +83,70 @@ static Expected<DeviceCheck> checkOnDevice(StringRef text,
   std::vector<ArgInfo> args =
       withStorageDTypes((*update)->args(), options.spec);
 
-  std::mt19937_64 rng(checkOptions.seed);
-  UpdateValues expected = makeRandomInputs(args, checkOptions.numel, rng);
+  // The inputs the interpreter's check draws (makeCheckInputs, the same
+  // seeds), so that the GPU runs the values the plans were checked on.
+  auto draw = [&](uint64_t seed) -> Expected<UpdateValues> {
+    FailureOr<ArgValues> drawn =
+        makeCheckInputs(reference, checkOptions.numel, 1, seed);
+    if (failed(drawn))
+      return createStringError("the check's inputs could not be drawn");
+    UpdateValues values;
+    values.tensors.resize(args.size());
+    values.scalars.resize(args.size());
+    for (unsigned i = 0, e = args.size(); i < e; ++i) {
+      if (drawn->tensors[i])
+        values.tensors[i] = std::move(drawn->tensors[i]->elements);
+      if (drawn->scalars[i])
+        values.scalars[i] = *drawn->scalars[i];
+    }
+    return values;
+  };
+  Expected<UpdateValues> expected = draw(checkOptions.seed);
+  if (!expected)
+    return expected.takeError();
   Expected<DeviceTensors> tensors =
-      DeviceTensors::upload(*driver, args, expected, checkOptions.numel);
+      DeviceTensors::upload(*driver, args, *expected, checkOptions.numel);
   if (!tensors)
     return tensors.takeError();
   for (int step = 1; step <= checkOptions.steps; ++step) {
     if (step > 1) {
       // Fresh grads on both sides; params and states stay each side's own.
-      refreshGrads(args, expected, rng);
+      Expected<UpdateValues> fresh = draw(checkOptions.seed + step);
+      if (!fresh)
+        return fresh.takeError();
       for (auto [index, arg] : llvm::enumerate(args))
         if (arg.role == ArgRole::grad) {
-          if (index < expected.ambiguous.size())
-            expected.ambiguous[index].clear();
-          if (Error error = tensors->write(index, expected.tensors[index]))
+          expected->tensors[index] = std::move(fresh->tensors[index]);
+          if (index < expected->ambiguous.size())
+            expected->ambiguous[index].clear();
+          if (Error error = tensors->write(index, expected->tensors[index]))
             return std::move(error);
         }
     }
-    setStep(args, expected, step);
-    if (failed(interpretUpdate(reference, expected, Precision::F64,
+    setStep(args, *expected, step);
+    if (failed(interpretUpdate(reference, *expected, Precision::F64,
                                checkOptions.decisionSlack)))
       return createStringError("the reference interpreter failed");
-    if (Error error = (*update)->launch(tensors->launchArgs(expected),
+    if (Error error = (*update)->launch(tensors->launchArgs(*expected),
                                         /*stream=*/nullptr, options.pipeline))
       return std::move(error);
   }
-  UpdateValues actual = expected;
+  UpdateValues actual = *expected;
   if (Error error = tensors->download(actual))
     return std::move(error);
   for (auto [index, arg] : llvm::enumerate(args)) {
     if (arg.role != ArgRole::param && arg.role != ArgRole::state)
       continue;
     ArrayRef<uint8_t> ambiguous;
-    if (index < expected.ambiguous.size())
-      ambiguous = expected.ambiguous[index];
+    if (index < expected->ambiguous.size())
+      ambiguous = expected->ambiguous[index];
     result.maxError = std::max(
         result.maxError,
-        computeTensorError(actual.tensors[index], expected.tensors[index],
+        computeTensorError(actual.tensors[index], expected->tensors[index],
                            checkOptions.errorFloor, nullptr, ambiguous));
     result.maxAmbiguousFraction = std::max(
         result.maxAmbiguousFraction,
-        getAmbiguousFraction(ambiguous, expected.tensors[index].size()));
+        getAmbiguousFraction(ambiguous, expected->tensors[index].size()));
   }
   result.ran = true;
   return result;

@@ -62,15 +62,6 @@ UpdateValues makeRandomInputs(ArrayRef<ArgInfo> args, int64_t numel,
   return values;
 }
 
-void refreshGrads(ArrayRef<ArgInfo> args, UpdateValues &values,
-                  std::mt19937_64 &rng) {
-  std::normal_distribution<double> normal;
-  for (auto [index, arg] : llvm::enumerate(args))
-    if (arg.role == ArgRole::grad)
-      for (double &element : values.tensors[index])
-        element = roundTo(arg.dtype, normal(rng));
-}
-
 void setStep(ArrayRef<ArgInfo> args, UpdateValues &values, int step) {
   for (auto [index, arg] : llvm::enumerate(args))
     if (arg.role == ArgRole::hyper && arg.name == "step")

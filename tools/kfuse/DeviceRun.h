@@ -36,15 +36,12 @@ private:
 std::vector<ArgInfo> withStorageDTypes(llvm::ArrayRef<ArgInfo> args,
                                        const Specialization &spec);
 
-/// Random inputs as `kfuse check` draws them: params and grads ~ N(0, 1),
+/// Random inputs for `kfuse bench` (values only need to be plausible; the
+/// check draws its own, makeCheckInputs): params and grads ~ N(0, 1),
 /// states ~ N(0, 0.1) or |N(0, 0.01)| for second moments ("sq" in the
 /// name), hypers at their defaults; every tensor rounded to its dtype.
 UpdateValues makeRandomInputs(llvm::ArrayRef<ArgInfo> args, int64_t numel,
                               std::mt19937_64 &rng);
-
-/// Draws fresh gradients into `values`.
-void refreshGrads(llvm::ArrayRef<ArgInfo> args, UpdateValues &values,
-                  std::mt19937_64 &rng);
 
 /// Sets a hyper named "step" to `step`, if the update has one.
 void setStep(llvm::ArrayRef<ArgInfo> args, UpdateValues &values, int step);
