@@ -45,6 +45,15 @@ struct PipelineOptions {
   /// kfuse-master-weights: params are f32 masters and every one gets a
   /// `<param>_model` copy in the model dtype, written in the same pass.
   bool masterWeights = false;
+  bool operator==(const PipelineOptions &other) const {
+    return fuse == other.fuse && maxGroupSize == other.maxGroupSize &&
+           multiTensor == other.multiTensor &&
+           gradScaling == other.gradScaling &&
+           clipGradNorm == other.clipGradNorm &&
+           clipNormExternal == other.clipNormExternal &&
+           gridBarrier == other.gridBarrier &&
+           masterWeights == other.masterWeights;
+  }
 };
 
 /// A single-threaded context with every dialect an update may use loaded.

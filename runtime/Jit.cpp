@@ -226,36 +226,14 @@ Update::compile(const Specialization &spec, const PipelineOptions &options,
     return current.takeError();
   const DeviceInfo *device = &current->device;
 
-  auto matches = [&](const LaunchEntry &entry) {
-    const Specialization &a = entry.spec;
-    const PipelineOptions &o = entry.options;
-    return entry.context == device->context &&
-           a.paramDType == spec.paramDType && a.gradDType == spec.gradDType &&
-           a.stateDType == spec.stateDType && a.modelDType == spec.modelDType &&
-           a.argDTypes == spec.argDTypes && a.numel == spec.numel &&
-           a.alignment == spec.alignment &&
-           a.numelMultiple == spec.numelMultiple && o.fuse == options.fuse &&
-           o.maxGroupSize == options.maxGroupSize &&
-           o.multiTensor == options.multiTensor &&
-           o.gradScaling == options.gradScaling &&
-           o.masterWeights == options.masterWeights &&
-           o.clipGradNorm == options.clipGradNorm &&
-           o.gridBarrier == options.gridBarrier &&
-           o.clipNormExternal == options.clipNormExternal;
-  };
-  {
-    std::lock_guard<std::mutex> lock(compiledMutex);
-    for (const LaunchEntry &entry : launchEntries)
-      if (matches(entry))
-        return entry.compiled;
-  }
+  if (std::shared_ptr<CompiledUpdate> loaded =
+          launchEntries.find(spec, options, device->context))
+    return loaded;
   llvm::Expected<std::shared_ptr<CompiledUpdate>> compiled =
       compileUncached(spec, options, current->driver, *device, built);
   if (!compiled)
     return compiled.takeError();
-  std::lock_guard<std::mutex> lock(compiledMutex);
-  if (llvm::none_of(launchEntries, matches))
-    launchEntries.push_back({spec, options, device->context, *compiled});
+  launchEntries.add(spec, options, device->context, *compiled);
   return compiled;
 }
 

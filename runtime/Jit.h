@@ -210,18 +210,8 @@ private:
               const DeviceInfo *device);
   bool matrix = false;
   bool specializeNumel = false;
-  /// Modules already looked up, by specialization, options and context:
-  /// spares hashing the IR on every launch. An update sees a few
-  /// specializations, so a list compared field by field (no key string
-  /// built) keeps a hit well under a microsecond.
-  struct LaunchEntry {
-    Specialization spec;
-    PipelineOptions options;
-    CUcontext context;
-    std::shared_ptr<CompiledUpdate> compiled;
-  };
-  std::mutex compiledMutex;
-  std::vector<LaunchEntry> launchEntries;
+  /// Modules already looked up, by specialization, options and context.
+  LaunchEntries<Specialization, PipelineOptions, CompiledUpdate> launchEntries;
 };
 
 } // namespace kfuse

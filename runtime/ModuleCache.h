@@ -1,7 +1,8 @@
 //===- ModuleCache.h - the process-wide cache of loaded modules -*- C++ -*-===//
 //
 // One instance per kind of compiled program (updates, norms), keyed by the
-// compile key and the CUDA context the module is loaded into.
+// compile key and the CUDA context the module is loaded into; and the
+// entries each kernel object keeps of the modules it already looked up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 typedef struct CUctx_st *CUcontext;
 
@@ -68,6 +70,48 @@ private:
   };
   std::mutex mutex; // guards `slots`
   std::map<std::pair<std::string, CUcontext>, std::shared_ptr<Slot>> slots;
+};
+
+/// The modules one kernel object (an Update, a Norm) already looked up, by
+/// what it compiled them for (a `Spec` and an `Options`, compared with ==)
+/// and the context: spares hashing the IR on every launch. A kernel sees a
+/// few, so a list compared field by field (no key built, nothing copied)
+/// keeps a hit well under a microsecond.
+template <typename Spec, typename Options, typename Compiled>
+class LaunchEntries {
+public:
+  /// The module looked up for (`spec`, `options`, `context`), or null.
+  std::shared_ptr<Compiled> find(const Spec &spec, const Options &options,
+                                 CUcontext context) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Entry &entry : entries)
+      if (entry.context == context && entry.spec == spec &&
+          entry.options == options)
+        return entry.compiled;
+    return nullptr;
+  }
+
+  /// Remembers `compiled` for (`spec`, `options`, `context`) unless an
+  /// entry is there already.
+  void add(const Spec &spec, const Options &options, CUcontext context,
+           std::shared_ptr<Compiled> compiled) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Entry &entry : entries)
+      if (entry.context == context && entry.spec == spec &&
+          entry.options == options)
+        return;
+    entries.push_back({spec, options, context, std::move(compiled)});
+  }
+
+private:
+  struct Entry {
+    Spec spec;
+    Options options;
+    CUcontext context;
+    std::shared_ptr<Compiled> compiled;
+  };
+  std::mutex mutex;
+  std::vector<Entry> entries;
 };
 
 } // namespace kfuse

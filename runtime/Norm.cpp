@@ -301,13 +301,7 @@ Norm::compile(const Specialization &spec, bool *built) {
 
 std::shared_ptr<CompiledNorm> Norm::findLoaded(const Specialization &spec,
                                                CUcontext context) {
-  const std::string &tuning = normTuningKey();
-  std::lock_guard<std::mutex> lock(compiledMutex);
-  for (const LaunchEntry &entry : launchEntries)
-    if (entry.context == context && entry.spec == spec &&
-        entry.tuning == tuning)
-      return entry.compiled;
-  return nullptr;
+  return launchEntries.find(spec, normTuningKey(), context);
 }
 
 llvm::Expected<std::shared_ptr<CompiledNorm>>
@@ -319,10 +313,7 @@ Norm::compileFor(const Specialization &spec, CudaDriver &driver,
       compileUncached(spec, driver, device, built);
   if (!compiled)
     return compiled.takeError();
-  if (findLoaded(spec, device.context))
-    return compiled;
-  std::lock_guard<std::mutex> lock(compiledMutex);
-  launchEntries.push_back({spec, normTuningKey(), device.context, *compiled});
+  launchEntries.add(spec, normTuningKey(), device.context, *compiled);
   return compiled;
 }
 

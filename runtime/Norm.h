@@ -169,18 +169,9 @@ private:
   llvm::Expected<std::shared_ptr<CompiledNorm>>
   buildModule(const std::string &key, const Specialization &spec,
               CudaDriver &driver, const DeviceInfo &device);
-  /// Modules already looked up, by specialization, layout knobs and
-  /// context: spares hashing the IR on every launch. A norm sees a few
-  /// specializations, so a list compared field by field (no key string
-  /// built) keeps a hit well under a microsecond.
-  struct LaunchEntry {
-    Specialization spec;
-    std::string tuning;
-    CUcontext context;
-    std::shared_ptr<CompiledNorm> compiled;
-  };
-  std::mutex compiledMutex;
-  std::vector<LaunchEntry> launchEntries;
+  /// Modules already looked up, by specialization, layout knobs
+  /// (normTuningKey) and context.
+  LaunchEntries<Specialization, std::string, CompiledNorm> launchEntries;
 };
 
 } // namespace kfuse
