@@ -418,7 +418,9 @@ static FailureOr<CheckCase> runCase(func::FuncOp reference,
   // training run would; the grads are the same draw for all.
   ArgValues expected = *initial;
   std::vector<ArgValues> actual(candidates.size(), *initial);
-  ArgValues lastWritten;
+  // Which arguments the reference writes (a tensor, or a state at the tensor
+  // level): the ones compared.
+  std::vector<bool> writesTensor(numArgs), writesScalar(numArgs);
   for (int step = 1; step <= setup.steps; ++step) {
     if (step > 1) {
       FailureOr<ArgValues> fresh = makeCheckInputs(
@@ -444,7 +446,10 @@ static FailureOr<CheckCase> runCase(func::FuncOp reference,
         reference, setup.rows, expected, Precision::F64, setup.decisionSlack);
     if (failed(written))
       return failure();
-    lastWritten = *written;
+    for (unsigned i = 0; i < numArgs; ++i) {
+      writesTensor[i] = written->tensors[i].has_value();
+      writesScalar[i] = written->scalars[i].has_value();
+    }
     applyWrites(expected, *written);
     for (auto [candidate, values] : llvm::zip_equal(candidates, actual)) {
       FailureOr<ArgValues> result =
@@ -475,8 +480,8 @@ static FailureOr<CheckCase> runCase(func::FuncOp reference,
     check.candidateErrors.push_back({candidate.name, 0.0});
   double worstRatio = -1.0;
   for (unsigned i = 0; i < numArgs; ++i) {
-    bool scalar = lastWritten.scalars[i].has_value();
-    if (!lastWritten.tensors[i] && !scalar)
+    bool scalar = writesScalar[i];
+    if (!writesTensor[i] && !scalar)
       continue;
     // A state at the tensor level compares as a tensor of one.
     auto valuesOf = [&](const ArgValues &values) {

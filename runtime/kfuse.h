@@ -482,9 +482,8 @@ KFUSE_API kfuse_status kfuse_kernel_launch(kfuse_kernel *kernel,
 /* Compiles what kfuse_kernel_launch with these arguments would run, without
  * launching (as kfuse_update_compile and kfuse_norm_compile). */
 KFUSE_API kfuse_status kfuse_kernel_compile(kfuse_kernel *kernel,
-                                            const kfuse_arg *args,
-                                            size_t nargs, int64_t rows,
-                                            int64_t cols,
+                                            const kfuse_arg *args, size_t nargs,
+                                            int64_t rows, int64_t cols,
                                             kfuse_compile_info *info);
 
 #ifdef __cplusplus
