@@ -60,9 +60,9 @@ def run_once(threads):
                         args[i].value = info.default or 0.0
                         continue
                     args[i].data = 0x10000000 * (i + 1)
-                    args[i].numel = {"full": rows * cols, "row": rows,
-                                     "col": cols}[info.shape]
-                    args[i].dtype = dtype if info.shape != "row" else F32
+                    args[i].numel = {"element": rows * cols, "row": rows,
+                                     "column": cols}[info.level]
+                    args[i].dtype = dtype if info.level != "row" else F32
                 keep += [norm, args]
                 jobs.append((None, norm._handle, args, len(norm.args), rows,
                              cols))

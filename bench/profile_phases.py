@@ -3,9 +3,10 @@ small, each phase launched alone (KFUSE_SEPARATE_PHASES=1), and of the
 matrices' plan over a few of GPT-2's shapes on their own, against a device
 copy of the same bytes: where a step's time goes.
 
-    python3 bench/profile_phases.py [--out DIR] [--steps N]
+    python3 bench/profile_phases.py [--out DIR] [--steps N] [--cases A,B]
+                                    [--name NAME]
 
-Writes DIR/profile_phases.json: per case, each kernel's mean device time
+Writes DIR/NAME.json (default profile_phases.json): per case, each kernel's mean device time
 (torch.profiler) and launches per step.
 """
 
@@ -67,15 +68,22 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--cases", default="",
+                        help="comma-separated cases (default: all)")
+    parser.add_argument("--name", default="profile_phases")
     args = parser.parse_args()
     result = {"device": torch.cuda.get_device_name(),
-              "commit": os.environ.get("KFUSE_COMMIT", "")}
+              "commit": os.environ.get("KFUSE_COMMIT", ""),
+              "knobs": {k: v for k, v in os.environ.items()
+                        if k.startswith("KFUSE_") and k != "KFUSE_LIBRARY"}}
     cases = {"gpt2s": gpt2_shapes(),
              "embedding": [(50304, 768)],
              "mlp_in": [(3072, 768)] * 12,
              "mlp_out": [(768, 3072)] * 12,
              "attn": [(768, 768)] * 12}
-    for name, shapes in cases.items():
+    chosen = [c for c in args.cases.split(",") if c] or list(cases)
+    for name in chosen:
+        shapes = cases[name]
         params = f32_params_with_grads(shapes)
         with separate_phases():
             opt = kopt.Adafactor(params, check_stale=False, **ADAFACTOR_HP)
@@ -95,7 +103,7 @@ def main():
         torch.cuda.empty_cache()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "profile_phases.json").write_text(json.dumps(result, indent=1))
+    (out / f"{args.name}.json").write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

@@ -42,24 +42,6 @@ std::optional<DType> dtypeOfCode(int32_t code) {
   }
 }
 
-/// The C API's shape of a norm argument: a hyper is a scalar, a tensor its
-/// level.
-int32_t shapeCode(const ArgInfo &info) {
-  if (info.role == ArgRole::hyper)
-    return KFUSE_SHAPE_SCALAR;
-  switch (info.level) {
-  case ArgLevel::element:
-    return KFUSE_SHAPE_FULL;
-  case ArgLevel::row:
-    return KFUSE_SHAPE_ROW;
-  case ArgLevel::column:
-    return KFUSE_SHAPE_COL;
-  case ArgLevel::tensor:
-    break;
-  }
-  return -1;
-}
-
 } // namespace
 
 extern "C" {
@@ -84,31 +66,6 @@ kfuse_status kfuse_norm_create_from_file(const char *path, kfuse_norm **out) {
 void kfuse_norm_destroy(kfuse_norm *norm) {
   if (norm && norm->owned) // a kfuse_kernel's view is the kernel's
     delete norm;
-}
-
-size_t kfuse_norm_num_args(const kfuse_norm *norm) {
-  return norm ? norm->norm->args().size() : 0;
-}
-
-kfuse_status kfuse_norm_arg_info(const kfuse_norm *norm, size_t index,
-                                 kfuse_norm_arg_desc *out) {
-  return guarded([&] {
-    if (!norm || !out)
-      return fail(KFUSE_INVALID_ARGUMENT, "norm or out is null");
-    llvm::ArrayRef<ArgInfo> args = norm->norm->args();
-    if (index >= args.size())
-      return fail(KFUSE_INVALID_ARGUMENT,
-                  "argument index " + std::to_string(index) +
-                      " out of range: the norm has " +
-                      std::to_string(args.size()) + " arguments");
-    const ArgInfo &info = args[index];
-    out->name = info.name.c_str();
-    out->role = static_cast<int32_t>(info.role); // KFUSE_ROLE_* values
-    out->shape = shapeCode(info);
-    out->has_default = info.defaultValue.has_value();
-    out->default_value = info.defaultValue.value_or(0.0);
-    return succeed();
-  });
 }
 
 size_t kfuse_norm_num_launches(const kfuse_norm *norm) {

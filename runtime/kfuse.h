@@ -342,23 +342,7 @@ KFUSE_API kfuse_status kfuse_update_interpret_matrix(const kfuse_update *update,
  * are the same every run for a given (rows, device). */
 enum { KFUSE_ROLE_INPUT = 5, KFUSE_ROLE_OUTPUT = 6 };
 
-typedef enum kfuse_norm_shape {
-  KFUSE_SHAPE_FULL = 0,  /* rows x cols */
-  KFUSE_SHAPE_ROW = 1,   /* one value per row */
-  KFUSE_SHAPE_COL = 2,   /* one value per column */
-  KFUSE_SHAPE_SCALAR = 3 /* a hyperparameter */
-} kfuse_norm_shape;
-
 typedef struct kfuse_norm kfuse_norm;
-
-/* One norm argument (named _desc: kfuse_norm_arg_info is the function). */
-typedef struct kfuse_norm_arg_desc {
-  const char *name; /* valid while the norm lives */
-  int32_t role;  /* KFUSE_ROLE_INPUT, KFUSE_ROLE_OUTPUT or KFUSE_ROLE_HYPER */
-  int32_t shape; /* a kfuse_norm_shape */
-  int32_t has_default;
-  double default_value;
-} kfuse_norm_arg_desc;
 
 /* Parses a norm from IR text; `source_name` names it in diagnostics. */
 KFUSE_API kfuse_status kfuse_norm_create(const char *ir_text,
@@ -368,10 +352,9 @@ KFUSE_API kfuse_status kfuse_norm_create_from_file(const char *path,
                                                    kfuse_norm **out);
 KFUSE_API void kfuse_norm_destroy(kfuse_norm *norm);
 
-/* The number of arguments; 0 for a null norm. */
-KFUSE_API size_t kfuse_norm_num_args(const kfuse_norm *norm);
-KFUSE_API kfuse_status kfuse_norm_arg_info(const kfuse_norm *norm, size_t index,
-                                           kfuse_norm_arg_desc *out);
+/* A norm's arguments are described by kfuse_kernel_num_args and
+ * kfuse_kernel_arg_info (kfuse_kernel_create): a tensor's level is per
+ * element (full), per row or per column. */
 /* Kernels a launch with rows > 0 runs: 1, or 2 when the norm has per-column
  * outputs; 0 for a null norm. */
 KFUSE_API size_t kfuse_norm_num_launches(const kfuse_norm *norm);

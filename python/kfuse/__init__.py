@@ -14,30 +14,21 @@ called.
 """
 
 import ctypes
-from collections import namedtuple
 
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib  # noqa: F401
-from ._capi import F32, BF16, F16, LEVEL_NAMES, ROLE_NAMES, ArgInfoStruct
+from ._capi import F32, BF16, F16
 from ._capi import ArgStruct
 from ._capi import KfuseError, check, hyper_value, lib, library_dir
 from ._checks import check_device_tensor, check_per_tensor
-from ._kernel import Kernel
+from ._kernel import ArgInfo, Kernel
 from ._version import __version__
 
 __all__ = ["__version__", "Kernel", "Update", "ArgInfo", "KfuseError",
            "MultiTensorUpdate", "multi_tensor", "device_arch", "library_path",
            "library_dir", "doctor",
-           "Norm", "NormArgInfo", "norm_library_dir", "library_norm",
+           "Norm", "norm_library_dir", "library_norm",
            "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd", "rms_norm_bwd",
            "add_layer_norm_fwd"]
-
-# level: "element" (a tensor of the param's shape; hypers too), "tensor" (a
-# state of one f32 per tensor: each call or tensor group passes a
-# one-element float32 tensor), or in a 2-D update "row" or "column" (a state
-# of one value per row or per column of the param's matrix).
-ArgInfo = namedtuple("ArgInfo", ["name", "role", "default", "level"],
-                     defaults=("element",))
-
 
 def library_path():
     """The path of the loaded libkfuse.so."""
@@ -75,18 +66,6 @@ class Update(Kernel):
         # as a multi-tensor plan only, given each param's row length.
         is_matrix = getattr(lib(), "kfuse_update_is_matrix", None)
         self.is_matrix = bool(is_matrix(handle)) if is_matrix else False
-
-    def _read_args(self):
-        args = []
-        for index in range(lib().kfuse_update_num_args(self._handle)):
-            info = ArgInfoStruct()
-            check(lib().kfuse_update_arg_info(self._handle, index,
-                                              ctypes.byref(info)))
-            default = info.default_value if info.has_default else None
-            args.append(ArgInfo(info.name.decode(), ROLE_NAMES[info.role],
-                                default,
-                                LEVEL_NAMES.get(info.level, "element")))
-        return args
 
     def __repr__(self):
         return "kfuse.Update(" + ", ".join(
@@ -177,7 +156,7 @@ class Update(Kernel):
 
 
 from ._multi_tensor import MultiTensorUpdate, multi_tensor  # noqa: E402
-from ._norm import Norm, NormArgInfo, norm_library_dir, library_norm  # noqa: E402
+from ._norm import Norm, norm_library_dir, library_norm  # noqa: E402
 from ._norm import layer_norm_fwd, layer_norm_bwd, rms_norm_fwd  # noqa: E402
 from ._norm import rms_norm_bwd, add_layer_norm_fwd  # noqa: E402
 from ._doctor import doctor  # noqa: E402

@@ -358,20 +358,6 @@ def hyper_value(name, value):
 
 # Norms (the kfuse_norm_* functions of runtime/kfuse.h): declared on first
 # use, so that a library from before norms still serves updates.
-NORM_ROLE_NAMES = {3: "hyper", 5: "input", 6: "output"}
-SHAPE_NAMES = {0: "full", 1: "row", 2: "col", 3: "scalar"}
-
-
-class NormArgDescStruct(ctypes.Structure):
-    _fields_ = [
-        ("name", ctypes.c_char_p),
-        ("role", ctypes.c_int32),
-        ("shape", ctypes.c_int32),
-        ("has_default", ctypes.c_int32),
-        ("default_value", ctypes.c_double),
-    ]
-
-
 def norm_lib():
     """lib() with the kfuse_norm_* prototypes declared."""
     handle = lib()
@@ -385,9 +371,6 @@ def norm_lib():
         "kfuse_norm_create_from_file": (status, [
             ctypes.c_char_p, ctypes.POINTER(norm_p)]),
         "kfuse_norm_destroy": (None, [norm_p]),
-        "kfuse_norm_num_args": (ctypes.c_size_t, [norm_p]),
-        "kfuse_norm_arg_info": (status, [
-            norm_p, ctypes.c_size_t, ctypes.POINTER(NormArgDescStruct)]),
         "kfuse_norm_num_launches": (ctypes.c_size_t, [norm_p]),
         "kfuse_norm_launch": (status, [
             norm_p, ctypes.POINTER(ArgStruct), ctypes.c_size_t,

@@ -6,7 +6,21 @@ kfuse.Norm(...) take only their own kind. Each holds one kfuse_kernel handle
 of the C API and uses the update or norm handle inside it.
 """
 
-from ._capi import lib, open_kernel
+from collections import namedtuple
+import ctypes
+
+from ._capi import ArgInfoStruct, LEVEL_NAMES, ROLE_NAMES, check, lib
+from ._capi import open_kernel
+
+# One argument of any kernel. role: param, grad, state, hyper, model (an
+# update's) or input, output, hyper (a norm's). level: "element" (a tensor
+# of the param's shape, a norm's full tensors; hypers too), "tensor" (an
+# update's state of one f32 per tensor: each call or tensor group passes a
+# one-element float32 tensor), "row" or "column" (one value per row or per
+# column: a 2-D update's factored states, a norm's row statistics and its
+# weights).
+ArgInfo = namedtuple("ArgInfo", ["name", "role", "default", "level"],
+                     defaults=("element",))
 
 
 class Kernel:
@@ -29,6 +43,19 @@ class Kernel:
         if self.kind == "update":
             return lib().kfuse_kernel_update(self._kernel)
         return lib().kfuse_kernel_norm(self._kernel)
+
+    def _read_args(self):
+        """The kernel's arguments as ArgInfo, in call order."""
+        args = []
+        for index in range(lib().kfuse_kernel_num_args(self._kernel)):
+            info = ArgInfoStruct()
+            check(lib().kfuse_kernel_arg_info(self._kernel, index,
+                                              ctypes.byref(info)))
+            default = info.default_value if info.has_default else None
+            args.append(ArgInfo(info.name.decode(), ROLE_NAMES[info.role],
+                                default,
+                                LEVEL_NAMES.get(info.level, "element")))
+        return args
 
     def __del__(self):
         handle = getattr(self, "_kernel", None)

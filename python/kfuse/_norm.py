@@ -25,21 +25,19 @@ PyTorch is imported only when a norm is called.
 import ctypes
 import struct
 import threading
-from collections import namedtuple
 
 from ._capi import CACHE_SOURCES, CompileInfoStruct, compile_lib
 from ._checks import check_device_tensor
 from ._kernel import Kernel
 from ._checks import invalid as _invalid
-from ._capi import F32, BF16, F16, NORM_ROLE_NAMES, SHAPE_NAMES
-from ._capi import ArgStruct, KfuseError, NormArgDescStruct
+from ._capi import F32, BF16, F16
+from ._capi import ArgStruct, KfuseError
 from ._capi import check_norm, hyper_value, library_dir, norm_lib, OK
 
-__all__ = ["Norm", "NormArgInfo", "norm_library_dir", "library_norm",
+__all__ = ["Norm", "norm_library_dir", "library_norm",
            "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
            "rms_norm_bwd", "add_layer_norm_fwd"]
 
-NormArgInfo = namedtuple("NormArgInfo", ["name", "role", "shape", "default"])
 
 _DTYPE_CODES = {"float32": F32, "bfloat16": BF16, "float16": F16,
                 "f32": F32, "bf16": BF16, "f16": F16}
@@ -136,7 +134,7 @@ class Norm(Kernel):
         self.args = self._read_args()
         self._names = [arg.name for arg in self.args]
         self._name_set = frozenset(self._names)
-        self._tensor_slots = [(i, a.name, a.shape)
+        self._tensor_slots = [(i, a.name, a.level)
                               for i, a in enumerate(self.args)
                               if a.role != "hyper"]
         self._hyper_slots = [(i, a.name, a.default)
@@ -145,22 +143,9 @@ class Norm(Kernel):
         # Kernels a call runs (1, or 2 with per-column outputs).
         self.launches = lib.kfuse_norm_num_launches(handle)
 
-    def _read_args(self):
-        lib = norm_lib()
-        args = []
-        for index in range(lib.kfuse_norm_num_args(self._handle)):
-            info = NormArgDescStruct()
-            check_norm(lib.kfuse_norm_arg_info(self._handle, index,
-                                               ctypes.byref(info)))
-            default = info.default_value if info.has_default else None
-            args.append(NormArgInfo(
-                info.name.decode(), NORM_ROLE_NAMES.get(info.role, info.role),
-                SHAPE_NAMES.get(info.shape, info.shape), default))
-        return args
-
     def __repr__(self):
         return "kfuse.Norm(" + ", ".join(
-            f"{a.name}: {a.role} {a.shape}" for a in self.args) + ")"
+            f"{a.name}: {a.role} {a.level}" for a in self.args) + ")"
 
     def bytes(self, rows, cols, dtypes=None):
         """The fewest bytes a call over rows x cols moves: every tensor read
@@ -332,14 +317,14 @@ class Norm(Kernel):
         args = (ArgStruct * len(self.args))()
         rows = cols = None
         shaped_by = device = None
-        for index, name, shape in self._tensor_slots:
+        for index, name, level in self._tensor_slots:
             value = values.get(name)
             if value is None:
                 raise _invalid(f"missing tensor '{name}'")
             if not isinstance(value, tensor_type):
                 raise _invalid(f"'{name}' must be a torch.Tensor, got "
                                f"{type(value).__name__}")
-            if shape == "full":
+            if level == "element":
                 if value.dim() == 0:
                     raise _invalid(f"tensor '{name}' is 0-dimensional; a "
                                    "full tensor needs a last dimension "
@@ -365,10 +350,10 @@ class Norm(Kernel):
         if cols is None:
             # No full tensor: rows and cols from the per-row and per-column
             # tensors.
-            for _, name, shape in self._tensor_slots:
-                if shape == "row" and rows is None:
+            for _, name, level in self._tensor_slots:
+                if level == "row" and rows is None:
                     rows = values[name].numel()
-                elif shape == "col" and cols is None:
+                elif level == "column" and cols is None:
                     cols = values[name].numel()
             if rows is None or cols is None:
                 raise _invalid("cannot tell rows and cols from the "

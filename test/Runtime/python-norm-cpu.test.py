@@ -3,7 +3,8 @@ import pathlib
 import sys
 
 import kfuse
-from kfuse._capi import BF16, F32, STATUS_NAMES, ArgStruct, norm_lib
+from kfuse._capi import (BF16, F32, LEVEL_NAMES, ROLE_NAMES, STATUS_NAMES,
+                         ArgInfoStruct, ArgStruct, norm_lib)
 
 library = pathlib.Path(sys.argv[1])
 norms = {}
@@ -12,7 +13,7 @@ for name in ("layernorm_fwd", "layernorm_bwd", "rmsnorm_fwd", "rmsnorm_bwd",
     norm = kfuse.Norm(str(library / f"{name}.mlir"))
     norms[name] = norm
     print(f"{name}: " + " ".join(
-        f"{a.name}:{a.role}:{a.shape}" +
+        f"{a.name}:{a.role}:{a.level}" +
         (f"={a.default:.3g}" if a.default is not None else "")
         for a in norm.args) + f" launches={norm.launches}")
 try:
@@ -41,7 +42,8 @@ def args_for(norm, rows=ROWS, cols=COLS, **changes):
             a.value = info.default
             continue
         a.data = 0x100000 * (i + 1)
-        a.numel = {"full": rows * cols, "row": rows, "col": cols}[info.shape]
+        a.numel = {"element": rows * cols, "row": rows,
+                  "column": cols}[info.level]
         a.dtype = F32
         for key, value in changes.get(info.name, {}).items():
             setattr(a, key, value)
@@ -80,8 +82,7 @@ status = lib.kfuse_norm_launch_if_ready(
     COLS, None)
 print("if ready, mean numel:", STATUS_NAMES[status],
       lib.kfuse_last_error().decode())
-print("null norm:", lib.kfuse_norm_num_args(None),
-      lib.kfuse_norm_num_launches(None),
+print("null norm:", lib.kfuse_norm_num_launches(None),
       STATUS_NAMES[lib.kfuse_norm_launch(None, None, 0, 1, 1, None)],
       lib.kfuse_last_error().decode())
 print("torch imported:", "torch" in sys.modules)
@@ -89,14 +90,14 @@ print("torch imported:", "torch" in sys.modules)
 # source holds, and the C API describes both kinds' arguments alike.
 for path in (sys.argv[1] + "/layernorm_bwd.mlir", sys.argv[2]):
     kernel = kfuse.Kernel(path)
-    info = kfuse.ArgInfoStruct()
+    info = ArgInfoStruct()
     described = []
     for index in range(lib.kfuse_kernel_num_args(kernel._kernel)):
         kfuse.check(lib.kfuse_kernel_arg_info(kernel._kernel, index,
                                               ctypes.byref(info)))
         described.append(f"{info.name.decode()}:"
-                         f"{kfuse.ROLE_NAMES[info.role]}:"
-                         f"{kfuse.LEVEL_NAMES[info.level]}")
+                         f"{ROLE_NAMES[info.role]}:"
+                         f"{LEVEL_NAMES[info.level]}")
     print("kernel:", type(kernel).__name__, kernel.kind,
           isinstance(kernel, kfuse.Kernel), " ".join(described[:4]))
 print("null kernel:", lib.kfuse_kernel_get_kind(None),

@@ -263,12 +263,12 @@ def _run(name, rows, cols, *values):
         launch(rows, cols, *values)
         return
     norm = library_norm(name)
-    shapes = {arg.name: arg.shape for arg in norm.args}
+    levels = {arg.name: arg.level for arg in norm.args}
     named = {}
     for item, value in zip(_ORDERS[name], values):
         if isinstance(item, tuple):
             named.update(zip(item, value.view(len(item), -1).unbind(0)))
-        elif shapes[item] == "full":
+        elif levels[item] == "element":
             named[item] = value.view(rows, cols)
         else:
             named[item] = value
