@@ -389,6 +389,8 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   // values by name in the element function.
   DenseMap<Value, std::string> literals, uniformNames, varyingNames;
   SetVector<Value> uniformFields;
+  // Uniform fields elements are divided by (kfuse_recip fields after them).
+  SetVector<Value> reciprocalFields;
   // The same uniform values as a host program, while every op has a host
   // form (hostValue: the instruction computing each value).
   HostUniforms host;
@@ -566,6 +568,17 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
     FailureOr<std::string> expr = emitOpExpression(&op, operands, uniform);
     if (failed(expr))
       return failure();
+    // A division of elements by a uniform value: its reciprocal is a field
+    // of `u`, computed once per chunk rather than for every element (the
+    // same quotient, bit for bit). Uniforms a multi-tensor kernel computes
+    // on the device only: the host's uniforms are f32 fields.
+    if (!uniform && plan.multiTensor && isa<arith::DivFOp>(op) &&
+        op.getResult(0).getType().isF32() &&
+        uniformNames.count(op.getOperand(1))) {
+      reciprocalFields.insert(op.getOperand(1));
+      expr = fmt::format("kfuse_div_rn_by({}, u.{}_rcp)", operands[0],
+                         uniformNames.lookup(op.getOperand(1)));
+    }
     Value result = op.getResult(0);
     if (isa<arith::ConstantOp>(op)) {
       literals[result] = *expr;
@@ -716,6 +729,8 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   for (Value field : uniformFields)
     out += fmt::format("  {} {};\n", getCudaScalarType(field.getType())->str(),
                        uniformNames.lookup(field));
+  for (Value field : reciprocalFields)
+    out += fmt::format("  kfuse_recip {}_rcp;\n", uniformNames.lookup(field));
   out += "};\n\n";
 
   SmallVector<std::string> elementParams{
@@ -744,6 +759,9 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
     fieldInits.push_back(fmt::format("({}){}",
                                      getCudaScalarType(field.getType())->str(),
                                      uniformNames.lookup(field)));
+  for (Value field : reciprocalFields)
+    fieldInits.push_back(
+        fmt::format("kfuse_recip_of((float){})", uniformNames.lookup(field)));
   kernel.name = kernelName;
   kernel.fused = fused;
   kernel.elementInputs = std::move(elementInputs);

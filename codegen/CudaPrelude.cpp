@@ -127,8 +127,9 @@ static __device__ __forceinline__ double kfuse_rsqrt_f64(double x) {
 static __device__ __forceinline__ float kfuse_div_rn(float a, float b) {
 #ifdef KFUSE_FULL_RATE_F64
   const double x = a, y = b;
-  double r0;
-  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r0) : "d"(y));
+  // The builtin, not inline asm: the compiler may share one reciprocal
+  // among the divisions by one divisor (a uniform's, over a vector's lanes).
+  const double r0 = __nvvm_rcp_approx_ftz_d(y);
   double r = __fma_rn(r0, __fma_rn(-y, r0, 1.0), r0);
   r = __fma_rn(r, __fma_rn(-y, r, 1.0), r);
   const double q = x * r;
@@ -138,6 +139,37 @@ static __device__ __forceinline__ float kfuse_div_rn(float a, float b) {
   return (float)(x != 0.0 && q1 == q1 ? q1 : x * r0);
 #else
   return a / b;
+#endif
+}
+
+// Division by a divisor many elements share (a per-tensor value): its
+// reciprocal's steps once, in kfuse_recip_of, and per element the quotient
+// kfuse_div_rn computes from them, bit for bit.
+struct kfuse_recip {
+  double divisor, approx, reciprocal;
+};
+
+static __device__ __forceinline__ kfuse_recip kfuse_recip_of(float b) {
+#ifdef KFUSE_FULL_RATE_F64
+  const double y = b;
+  const double r0 = __nvvm_rcp_approx_ftz_d(y);
+  double r = __fma_rn(r0, __fma_rn(-y, r0, 1.0), r0);
+  r = __fma_rn(r, __fma_rn(-y, r, 1.0), r);
+  return {y, r0, r};
+#else
+  return {b, 0.0, 0.0};
+#endif
+}
+
+static __device__ __forceinline__ float kfuse_div_rn_by(float a,
+                                                        const kfuse_recip &d) {
+#ifdef KFUSE_FULL_RATE_F64
+  const double x = a;
+  const double q = x * d.reciprocal;
+  const double q1 = __fma_rn(__fma_rn(-d.divisor, q, x), d.reciprocal, q);
+  return (float)(x != 0.0 && q1 == q1 ? q1 : x * d.approx);
+#else
+  return a / (float)d.divisor;
 #endif
 }
 

@@ -209,12 +209,20 @@ std::string UpdateEmitter::emitMatrixElementLoop(KernelBody &kernel,
                       "          {}[j] = {};\n",
                       reduction.accumulator, width, width,
                       reduction.accumulator, getReduceIdentity(reduction.kind));
-  out += "        for (long long r = r0; r < r1; ++r) {\n";
+  // Every lane of a warp takes part in each row's sum; without one, a lane
+  // past the columns skips the rows, and the loop body runs unconditionally,
+  // so that the compiler hoists what is the same for every row (a uniform
+  // divisor's reciprocal) out of it.
+  bool rowReductions = hasLevel(kernel.reductions, ArgLevel::row);
+  if (rowReductions)
+    out += "        for (long long r = r0; r < r1; ++r) {\n";
+  else
+    out += "        for (long long r = active ? r0 : r1; r < r1; ++r) {\n";
   for (const ChunkReduction &reduction : kernel.reductions)
     if (reduction.level == ArgLevel::row)
       out += fmt::format("          float {} = {};\n", reduction.accumulator,
                          getReduceIdentity(reduction.kind));
-  out += "          if (active) {\n";
+  out += rowReductions ? "          if (active) {\n" : "          {\n";
   std::string inner = "            ";
   auto reindent = [&](const std::string &text) {
     std::string result;

@@ -140,13 +140,19 @@ llvm::Expected<MultiTensorTable> buildMultiTensorTable(
   size_t reference = firstElementArg(perGroup, levels);
   size_t numGroups = tensors.size() / perGroup;
   MultiTensorTable table;
-  // Elements per chunk of each group: whole rows in a 2-D table.
+  // Elements per chunk of each group: whole rows in a 2-D table, about
+  // kMatrixChunkScale times as many.
+  int64_t matrixChunkElements =
+      chunkElements > std::numeric_limits<int64_t>::max() / kMatrixChunkScale
+          ? std::numeric_limits<int64_t>::max()
+          : chunkElements * kMatrixChunkScale;
   auto chunkOf = [&](size_t group) -> int64_t {
     if (cols.empty())
       return chunkElements;
-    int64_t rows = std::clamp<int64_t>(chunkElements / cols[group] +
-                                           (chunkElements % cols[group] != 0),
-                                       kMinChunkRows, kMaxChunkRows);
+    int64_t rows = std::clamp<int64_t>(
+        matrixChunkElements / cols[group] +
+            (matrixChunkElements % cols[group] != 0),
+        kMinChunkRows, kMaxChunkRows);
     int64_t elements = 0;
     if (__builtin_mul_overflow(rows, cols[group], &elements))
       return std::numeric_limits<int64_t>::max();

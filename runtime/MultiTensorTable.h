@@ -27,6 +27,15 @@ namespace kfuse {
 /// persistent grids of 3 to 16 blocks per SM by 3 to 6 %.
 constexpr int64_t kDefaultChunkElements = 16384;
 
+/// A chunk of a 2-D table (whole rows) holds about this many times the
+/// elements of a 1-D chunk: a 2-D phase writes a partial per column of each
+/// chunk, which a later phase sums. Measured on the H100 with Adafactor over
+/// GPT-2 small (bench/results/2026-12-07-h100-session13-adafactor.json):
+/// 98304 elements (128 rows of 768) took the step from 1.447 to 1.385 ms,
+/// the column phase from 0.081 to 0.041 ms; 393216 left too few chunks to
+/// spread over the SMs (1.930 ms).
+constexpr int64_t kMatrixChunkScale = 6;
+
 /// kDefaultChunkElements, or KFUSE_CHUNK_ELEMENTS where set to a positive
 /// number (for measuring; read at every call).
 int64_t defaultChunkElements();
@@ -70,7 +79,8 @@ llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
 /// chunks of `chunkElements` (rounded up to a multiple of `vectorWidth`, so
 /// every chunk begins on a vector boundary), none for an empty group. With
 /// `cols` (a 2-D update), chunks hold whole rows instead: as many as make
-/// `chunkElements`, within [kMinChunkRows, kMaxChunkRows]. Fails when the
+/// kMatrixChunkScale x `chunkElements`, within [kMinChunkRows,
+/// kMaxChunkRows]. Fails when the
 /// chunks would number 2^31 or more.
 llvm::Expected<MultiTensorTable> buildMultiTensorTable(
     llvm::ArrayRef<TableTensor> tensors, llvm::ArrayRef<std::string> argNames,

@@ -130,7 +130,10 @@ func.func @factored(
 // CHECK-NEXT: kfuse_f32x4 col_var_e{{_*}}{};
 // CHECK-NEXT: if (active)
 // CHECK-NEXT: col_var_e{{_*}} = kfuse_ldcg_vector(reinterpret_cast<const kfuse_f32x4 *>(col_var) + cv);
-// CHECK-NEXT: for (long long r = r0; r < r1; ++r) {
+// No sum per row: a lane past the columns skips the rows, the body runs
+// unconditionally.
+// CHECK-NEXT: for (long long r = active ? r0 : r1; r < r1; ++r) {
+// CHECK-NEXT: {
 // CHECK: const float row_var_e{{_*}} = __ldcg(&row_var[r]);
 // CHECK-NOT: (col_var) + cv
 // CHECK: reinterpret_cast<kfuse_f32x4 *>(param)[i] = param_w{{_*}};

@@ -2,7 +2,8 @@
 //
 // kfuse_sqrt_rn against sqrtf and kfuse_rsqrt_rn against an f64 reciprocal
 // root on every one of the 2^32 f32 bit patterns, and
-// kfuse_div_rn against `/` on 2^32 pairs: random bit patterns (every
+// kfuse_div_rn and kfuse_div_rn_by (a divisor's reciprocal made once)
+// against `/` on 2^32 pairs: random bit patterns (every
 // exponent, subnormals, zeros, infinities, NaNs) and pairs whose quotient
 // lands near 1, near the overflow threshold and among the subnormals. Both
 // sides are compiled in the same source with NVRTC's default (IEEE) flags;
@@ -96,7 +97,9 @@ extern "C" __global__ void check_div(kfuse_mismatches *out) {
       break;
     }
     const float a = __uint_as_float(ua), b = __uint_as_float(ub);
-    if (!kfuse_same(kfuse_div_rn(a, b), a / b))
+    const float expected = a / b;
+    if (!kfuse_same(kfuse_div_rn(a, b), expected) ||
+        !kfuse_same(kfuse_div_rn_by(a, kfuse_recip_of(b)), expected))
       kfuse_record(out, a, b);
   }
 }

@@ -298,7 +298,8 @@ TEST(MultiTensorTableTest, MatrixChunksHoldWholeRows) {
                                           "col_var"};
   const ArgLevel levels[] = {ArgLevel::element, ArgLevel::element,
                              ArgLevel::row, ArgLevel::column};
-  const int64_t shapes[][2] = {{100, 768}, {3, 50}, {1000, 64}, {0, 7}};
+  const int64_t shapes[][2] = {
+      {100, 768}, {3, 50}, {1000, 64}, {0, 7}, {130, 200}};
   std::vector<TableTensor> tensors;
   std::vector<int64_t> cols;
   uint64_t address = 0x10000000;
@@ -310,11 +311,13 @@ TEST(MultiTensorTableTest, MatrixChunksHoldWholeRows) {
     cols.push_back(width);
   }
   llvm::Expected<MultiTensorTable> table =
-      buildMultiTensorTable(tensors, names, 4, 16384, levels, cols);
+      buildMultiTensorTable(tensors, names, 4, 2048, levels, cols);
   ASSERT_TRUE(bool(table)) << errorOf(table.takeError());
-  // 16384 / 768 rounds up to 22 rows, raised to 32; 16384 / 64 is 256
-  // rows, cut to 128; a tensor of 3 rows is one chunk.
-  const int64_t rowsPerChunk[] = {32, 32, 128, 1};
+  // A 2-D chunk aims at kMatrixChunkScale x 2048 = 12288 elements: 12288 /
+  // 768 is 16 rows, raised to 32; 12288 / 64 is 192 rows, cut to 128;
+  // 12288 / 200 rounds up to 62 rows; a tensor of 3 rows is one chunk.
+  static_assert(kMatrixChunkScale == 6, "the counts below assume it");
+  const int64_t rowsPerChunk[] = {32, 32, 128, 1, 62};
   int64_t rowBase = 0, colPartials = 0;
   size_t chunk = 0;
   for (auto [group, shape] : llvm::enumerate(shapes)) {
