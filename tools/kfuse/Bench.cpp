@@ -1,6 +1,7 @@
 //===- Bench.cpp - kfuse bench -------------------------------------------===//
 //
-// Times one update's launches with CUDA events on random data: warm-up
+// Times one update's launches with CUDA events on the data the check draws:
+// warm-up
 // launches, then the median of the timed ones, and the bandwidth of the
 // bytes the plan must move. An update that runs as a multi-tensor plan
 // (reductions, --multi-tensor, --grad-scaling, --clip-grad-norm) is timed
@@ -11,6 +12,8 @@
 #include "tools/kfuse/Commands.h"
 #include "tools/kfuse/DeviceRun.h"
 
+#include "codegen/Pipeline.h"
+#include "dialect/KFuseUpdate.h"
 #include "runtime/MultiTensorPlan.h"
 
 #include "llvm/Support/JSON.h"
@@ -40,8 +43,16 @@ static Expected<json::Object> bench(const CommonOptions &options,
     return std::move(error);
   std::vector<ArgInfo> args = withStorageDTypes((*update)->args(), named.spec);
 
-  std::mt19937_64 rng(7);
-  UpdateValues values = makeRandomInputs(args, numel, rng);
+  // The values the check draws (plausible magnitudes per role and name).
+  Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = parseKernelModule(
+      threadContext(), text, options.input, KernelKind::update);
+  if (!module)
+    return module.takeError();
+  Expected<UpdateValues> drawn =
+      drawCheckInputs(findUpdate(**module), args.size(), numel, /*seed=*/7);
+  if (!drawn)
+    return drawn.takeError();
+  UpdateValues values = std::move(*drawn);
   Expected<DeviceTensors> tensors =
       DeviceTensors::upload(*driver, args, values, numel);
   if (!tensors)

@@ -83,23 +83,9 @@ static Expected<DeviceCheck> checkOnDevice(StringRef text,
   std::vector<ArgInfo> args =
       withStorageDTypes((*update)->args(), options.spec);
 
-  // The inputs the interpreter's check draws (makeCheckInputs, the same
-  // seeds), so that the GPU runs the values the plans were checked on.
-  auto draw = [&](uint64_t seed) -> Expected<UpdateValues> {
-    FailureOr<ArgValues> drawn =
-        makeCheckInputs(reference, checkOptions.numel, 1, seed);
-    if (failed(drawn))
-      return createStringError("the check's inputs could not be drawn");
-    UpdateValues values;
-    values.tensors.resize(args.size());
-    values.scalars.resize(args.size());
-    for (unsigned i = 0, e = args.size(); i < e; ++i) {
-      if (drawn->tensors[i])
-        values.tensors[i] = std::move(drawn->tensors[i]->elements);
-      if (drawn->scalars[i])
-        values.scalars[i] = *drawn->scalars[i];
-    }
-    return values;
+  // The inputs the interpreter's check draws, with the same seeds.
+  auto draw = [&](uint64_t seed) {
+    return drawCheckInputs(reference, args.size(), checkOptions.numel, seed);
   };
   Expected<UpdateValues> expected = draw(checkOptions.seed);
   if (!expected)

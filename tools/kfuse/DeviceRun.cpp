@@ -2,6 +2,7 @@
 
 #include "tools/kfuse/DeviceRun.h"
 
+#include "interpreter/Check.h"
 #include "interpreter/FloatRounding.h"
 
 #include <cmath>
@@ -10,17 +11,6 @@
 using namespace llvm;
 
 namespace kfuse {
-
-static double roundTo(DType dtype, double value) {
-  switch (dtype) {
-  case DType::bf16:
-    return roundToBF16(value);
-  case DType::f16:
-    return roundToF16(value);
-  default:
-    return roundToF32(value);
-  }
-}
 
 /// Elements of argument `arg` for tensors of `numel`: one for a state at the
 /// tensor level.
@@ -38,26 +28,20 @@ std::vector<ArgInfo> withStorageDTypes(ArrayRef<ArgInfo> args,
   return result;
 }
 
-UpdateValues makeRandomInputs(ArrayRef<ArgInfo> args, int64_t numel,
-                              std::mt19937_64 &rng) {
+Expected<UpdateValues> drawCheckInputs(mlir::func::FuncOp update,
+                                       size_t numArgs, int64_t numel,
+                                       uint64_t seed) {
+  mlir::FailureOr<ArgValues> drawn = makeCheckInputs(update, numel, 1, seed);
+  if (mlir::failed(drawn))
+    return createStringError("the check's inputs could not be drawn");
   UpdateValues values;
-  values.tensors.resize(args.size());
-  values.scalars.resize(args.size());
-  std::normal_distribution<double> normal;
-  for (auto [index, arg] : llvm::enumerate(args)) {
-    if (arg.role == ArgRole::hyper) {
-      values.scalars[index] = roundToF32(arg.defaultValue.value_or(1.0));
-      continue;
-    }
-    bool secondMoment = StringRef(arg.name).contains("sq");
-    std::vector<double> &tensor = values.tensors[index];
-    tensor.resize(countOf(arg, numel));
-    for (double &element : tensor) {
-      double x = normal(rng);
-      if (arg.role == ArgRole::state)
-        x = secondMoment ? std::fabs(x) * 0.01 : x * 0.1;
-      element = roundTo(arg.dtype, x);
-    }
+  values.tensors.resize(numArgs);
+  values.scalars.resize(numArgs);
+  for (unsigned i = 0; i < numArgs && i < drawn->tensors.size(); ++i) {
+    if (drawn->tensors[i])
+      values.tensors[i] = std::move(drawn->tensors[i]->elements);
+    if (drawn->scalars[i])
+      values.scalars[i] = *drawn->scalars[i];
   }
   return values;
 }

@@ -6,8 +6,6 @@
 #include "interpreter/Interpreter.h"
 #include "runtime/Jit.h"
 
-#include <random>
-
 namespace kfuse {
 
 /// Device copies of an update's tensors, in their storage dtypes.
@@ -36,12 +34,13 @@ private:
 std::vector<ArgInfo> withStorageDTypes(llvm::ArrayRef<ArgInfo> args,
                                        const Specialization &spec);
 
-/// Random inputs for `kfuse bench` (values only need to be plausible; the
-/// check draws its own, makeCheckInputs): params and grads ~ N(0, 1),
-/// states ~ N(0, 0.1) or |N(0, 0.01)| for second moments ("sq" in the
-/// name), hypers at their defaults; every tensor rounded to its dtype.
-UpdateValues makeRandomInputs(llvm::ArrayRef<ArgInfo> args, int64_t numel,
-                              std::mt19937_64 &rng);
+/// The inputs the interpreter's check draws for `update` over `numel`
+/// elements (makeCheckInputs with `seed`), as UpdateValues for `numArgs`
+/// arguments: `kfuse check` on the GPU and `kfuse bench` run on the values
+/// the plans were checked on.
+llvm::Expected<UpdateValues> drawCheckInputs(mlir::func::FuncOp update,
+                                             size_t numArgs, int64_t numel,
+                                             uint64_t seed);
 
 /// Sets a hyper named "step" to `step`, if the update has one.
 void setStep(llvm::ArrayRef<ArgInfo> args, UpdateValues &values, int step);
