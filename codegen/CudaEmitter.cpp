@@ -902,7 +902,8 @@ void UpdateEmitter::emitGridStrideKernel(KernelBody &kernel, std::string &out) {
   if (dynamic)
     kernelParams.push_back("long long n");
   out += fmt::format("extern \"C\" __global__ void __launch_bounds__({})\n"
-                     "{}({}) {{\n",
+                     "{}({}) {{\n"
+                     "  kfuse_grid_dependency_sync();\n",
                      kBlockSize, kernel.name, llvm::join(kernelParams, ", "));
   if (!kernel.prologue.empty())
     out += "  // Uniform values, once per thread.\n" + kernel.prologue;

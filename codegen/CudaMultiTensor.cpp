@@ -149,11 +149,16 @@ std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
           ? "static __device__ __forceinline__ void\n"
           : fmt::format("extern \"C\" __global__ void __launch_bounds__({})\n",
                         blockSize);
+  // A kernel's first statement waits for the kernel before it, where the
+  // runtime launched it as a programmatic dependent launch.
   return fmt::format("{}{}(const kfuse_entry *__restrict__ entries,\n"
                      "    const kfuse_chunk *__restrict__ chunks, long long "
                      "num_chunks,\n"
-                     "    {}) {{\n",
-                     head, name.str(), tail);
+                     "    {}) {{\n{}",
+                     head, name.str(), tail,
+                     form == SignatureForm::PhaseFunction
+                         ? ""
+                         : "  kfuse_grid_dependency_sync();\n");
 }
 
 std::string getMultiTensorCallArguments(bool reductions, bool matrix) {

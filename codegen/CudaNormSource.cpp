@@ -89,20 +89,6 @@ static __device__ __forceinline__ void kfuse_shuffle_equal_moments(
 }
 )cuda";
 
-/// Programmatic dependent launch (sm_90 and later; the runtime launches
-/// norms so): a kernel may then start while the previous kernel in its stream
-/// drains. It waits for that kernel's completion and memory before it reads
-/// or writes any, and lets the next kernel launch once all of its own blocks
-/// have started. Without a programmatic launch the wait returns at once.
-constexpr llvm::StringLiteral kLaunchPrelude = R"cuda(
-static __device__ __forceinline__ void kfuse_grid_dependency_sync() {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-)cuda";
-
 /// Device helpers of staged rows: asynchronous copies into shared memory
 /// (cp.async, sm_80 and later; a load and a store before) and reads back.
 constexpr llvm::StringLiteral kStagingPrelude = R"cuda(
@@ -1282,7 +1268,7 @@ LogicalResult SourceEmitter::emit() {
           ? std::string(", in registers")
           : fmt::format(" in each of {} chunks, looped", layout.chunks),
       layout.rows,
-      getCudaPrelude().str() + kLaunchPrelude.str() +
+      getCudaPrelude().str() +
           (layout.stages > 0 ? kStagingPrelude.str() : std::string()) +
           (usesVariance ? kMomentsPrelude.str() : std::string()),
       vectorTypeDefs, kernels);

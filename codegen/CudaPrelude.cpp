@@ -11,6 +11,18 @@
 namespace kfuse {
 
 static constexpr llvm::StringLiteral kPrelude = R"cuda(
+// Programmatic dependent launch (sm_90 and later; the runtime launches
+// kernels so): a kernel may then start while the previous kernel in its
+// stream drains. Its first statement waits for that kernel's completion and
+// memory, then lets the next kernel launch once all of its own blocks have
+// started. Without a programmatic launch the wait returns at once.
+static __device__ __forceinline__ void kfuse_grid_dependency_sync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // bf16 -> f32 is exact: the bf16 bits are the high half of the f32.
 static __device__ __forceinline__ float kfuse_bf16_to_f32(unsigned short x) {
   return __uint_as_float((unsigned int)x << 16);
@@ -142,6 +154,35 @@ static __device__ __forceinline__ float kfuse_div_rn(float a, float b) {
 #endif
 }
 
+static __device__ __forceinline__ float kfuse_sqrt_rn(float a) {
+#ifdef KFUSE_FULL_RATE_F64
+  const double x = a;
+  const double y = kfuse_rsqrt_f64(x);
+  const double s = x * y;
+  const double s1 = __fma_rn(__fma_rn(-s, s, x), 0.5 * y, s);
+  // sqrt(+-0) and sqrt(inf) are their argument; a negative or NaN argument
+  // is NaN through the approximation already.
+  return a == 0.0f || a == __int_as_float(0x7f800000) ? a : (float)s1;
+#else
+  return sqrtf(a);
+#endif
+}
+
+// math.rsqrt: 1 / sqrt(a) computed in f64 (the reciprocal root's two Newton
+// steps) and rounded once, not a root and a division rounded each: half the
+// f64 work, which bounds Adafactor's update phases, and the interpreter's
+// value. +-0 gives +-inf, +inf 0, a negative or NaN argument NaN.
+static __device__ __forceinline__ float kfuse_rsqrt_rn(float a) {
+#ifdef KFUSE_FULL_RATE_F64
+  const double y = kfuse_rsqrt_f64(a);
+  if (a == 0.0f)
+    return __int_as_float(0x7f800000 | (__float_as_int(a) & 0x80000000));
+  return a == __int_as_float(0x7f800000) ? 0.0f : (float)y;
+#else
+  return 1.0f / sqrtf(a);
+#endif
+}
+
 // Division by a divisor many elements share (a per-tensor value): its
 // reciprocal's steps once, in kfuse_recip_of, and per element the quotient
 // kfuse_div_rn computes from them, bit for bit.
@@ -170,35 +211,6 @@ static __device__ __forceinline__ float kfuse_div_rn_by(float a,
   return (float)(x != 0.0 && q1 == q1 ? q1 : x * d.approx);
 #else
   return a / (float)d.divisor;
-#endif
-}
-
-static __device__ __forceinline__ float kfuse_sqrt_rn(float a) {
-#ifdef KFUSE_FULL_RATE_F64
-  const double x = a;
-  const double y = kfuse_rsqrt_f64(x);
-  const double s = x * y;
-  const double s1 = __fma_rn(__fma_rn(-s, s, x), 0.5 * y, s);
-  // sqrt(+-0) and sqrt(inf) are their argument; a negative or NaN argument
-  // is NaN through the approximation already.
-  return a == 0.0f || a == __int_as_float(0x7f800000) ? a : (float)s1;
-#else
-  return sqrtf(a);
-#endif
-}
-
-// math.rsqrt: 1 / sqrt(a) computed in f64 (the reciprocal root's two Newton
-// steps) and rounded once, not a root and a division rounded each: half the
-// f64 work, which bounds Adafactor's update phases, and the interpreter's
-// value. +-0 gives +-inf, +inf 0, a negative or NaN argument NaN.
-static __device__ __forceinline__ float kfuse_rsqrt_rn(float a) {
-#ifdef KFUSE_FULL_RATE_F64
-  const double y = kfuse_rsqrt_f64(a);
-  if (a == 0.0f)
-    return __int_as_float(0x7f800000 | (__float_as_int(a) & 0x80000000));
-  return a == __int_as_float(0x7f800000) ? 0.0f : (float)y;
-#else
-  return 1.0f / sqrtf(a);
 #endif
 }
 )cuda";

@@ -815,6 +815,11 @@ FailureOr<std::string> KernelWriter::write() {
     if (regCount[regClass])
       declarations += fmt::format("  .reg {} {}<{}>;\n", kRegType[regClass],
                                   kRegPrefix[regClass], regCount[regClass] + 1);
+  // On sm_90 and later the kernel first waits for the kernel before it
+  // (a programmatic dependent launch; kfuse_grid_dependency_sync).
+  if (target.sm >= 90)
+    code =
+        "  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n" + code;
   // No .maxntid: ptxas then budgets registers for 1024 threads, which keeps
   // the 256-thread blocks at the occupancy of the CUDA image.
   return fmt::format("\n// {} from {}\n.visible .entry {}(\n  {}\n)\n{{\n{}"

@@ -5,7 +5,10 @@
 
 #include <dlfcn.h>
 
+#include "llvm/ADT/StringRef.h"
+
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <system_error>
 
@@ -217,6 +220,20 @@ llvm::Expected<DeviceInfo> CudaDriver::lookUpDevice(DeviceInfo info) {
   std::lock_guard<std::mutex> lock(devicesMutex);
   devices[info.context] = info;
   return info;
+}
+
+/// KFUSE_PDL is not "0".
+static bool readProgrammaticLaunch() {
+  const char *text = std::getenv("KFUSE_PDL");
+  return !text || llvm::StringRef(text) != "0";
+}
+
+CudaDriver::LaunchMode CudaDriver::kernelLaunchMode(int computeMajor,
+                                                    bool live) {
+  static const bool programmatic = readProgrammaticLaunch();
+  return computeMajor >= 9 && (live ? readProgrammaticLaunch() : programmatic)
+             ? LaunchMode::Programmatic
+             : LaunchMode::Plain;
 }
 
 CUresult CudaDriver::launchKernel(CUfunction function, unsigned gridX,

@@ -107,6 +107,13 @@ public:
     Cooperative,
   };
 
+  /// The mode of a kernel launch that needs no grid-wide barrier on a
+  /// device of compute capability `computeMajor`: a programmatic dependent
+  /// launch on sm_90 and later (every kfuse kernel waits for the kernel
+  /// before it), unless KFUSE_PDL=0 (an A/B knob, read once; `live`: read
+  /// now, for a measuring process that changes it).
+  static LaunchMode kernelLaunchMode(int computeMajor, bool live = false);
+
   /// cuLaunchKernel of a 2-D grid of 1-D blocks, as `mode` says.
   CUresult launchKernel(CUfunction function, unsigned gridX, unsigned gridY,
                         unsigned blockX, unsigned sharedBytes, CUstream stream,

@@ -628,8 +628,9 @@ llvm::Error Update::launch(llvm::ArrayRef<LaunchArg> args, CUstream stream,
     std::string where =
         "kernel '" + kernel.name + "' (" + kernel.location + ")";
     if (llvm::Error error = driver->check(
-            driver->cuLaunchKernel(function, grid, 1, 1, kernel.blockSize, 1, 1,
-                                   0, stream, params.data(), nullptr),
+            driver->launchKernel(
+                function, grid, 1, kernel.blockSize, 0, stream, params.data(),
+                CudaDriver::kernelLaunchMode(device->computeMajor)),
             "launch of " + where))
       return error;
     if (syncEachKernel)

@@ -120,20 +120,6 @@ static unsigned readBlocksPerSmOverride() {
   return 0;
 }
 
-/// Whether norms launch as programmatic dependent launches: yes unless
-/// KFUSE_PDL=0 (an A/B knob; the generated kernels wait either way).
-static bool readProgrammaticLaunch() {
-  const char *text = std::getenv("KFUSE_PDL");
-  return !text || llvm::StringRef(text) != "0";
-}
-
-static bool normProgrammaticLaunch() {
-  if (normLiveKnobs())
-    return readProgrammaticLaunch();
-  static const bool value = readProgrammaticLaunch();
-  return value;
-}
-
 unsigned normBlocksPerSmOverride() {
   // Read at every launch only where a measuring process changes it.
   if (normLiveKnobs())
@@ -569,9 +555,7 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   // Hopper and later overlap a norm kernel's launch with the drain of the
   // kernel before it; the kernels wait for it before touching memory.
   const CudaDriver::LaunchMode launchMode =
-      device->computeMajor >= 9 && normProgrammaticLaunch()
-          ? CudaDriver::LaunchMode::Programmatic
-          : CudaDriver::LaunchMode::Plain;
+      CudaDriver::kernelLaunchMode(device->computeMajor, normLiveKnobs());
   auto run = [&](CUfunction function, const std::string &kernelName,
                  unsigned blocks, unsigned blocksY, unsigned threads,
                  unsigned sharedBytes, void **kernelParams) -> llvm::Error {

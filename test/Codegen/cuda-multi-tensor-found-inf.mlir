@@ -16,6 +16,7 @@
 // CHECK-NEXT: kfuse_scaled_sgd_found_inf(const kfuse_entry *__restrict__ entries,
 // CHECK-NEXT:     const kfuse_chunk *__restrict__ chunks, long long num_chunks,
 // CHECK-NEXT:     const double *hypers, float *found_inf) {
+// CHECK-NEXT: kfuse_grid_dependency_sync();
 // CHECK-NEXT: bool finite = true;
 // CHECK-NEXT: for (long long c = blockIdx.x; finite && c < num_chunks; c += gridDim.x) {
 // CHECK-NOT: entry->pointers[0]

@@ -79,6 +79,7 @@
 // BARRIER-NEXT: kfuse_scaled_phases(const kfuse_entry *__restrict__ entries,
 // BARRIER: float *__restrict__ totals, unsigned int *arrivals,
 // BARRIER-NEXT: unsigned int *barrier) {
+// BARRIER-NEXT: kfuse_grid_dependency_sync();
 // BARRIER-NEXT: if (blockIdx.x == 0 && threadIdx.x == 0)
 // BARRIER-NEXT: barrier[3] = 0;
 // BARRIER-NEXT: kfuse_scaled_phase0(entries, chunks, num_chunks, hypers, found_inf, done_counter, partials,

@@ -28,6 +28,8 @@
 // CHECK-NEXT:     const kfuse_chunk *__restrict__ chunks, long long num_chunks,
 // CHECK-NEXT:     double *hypers, float *found_inf,
 // CHECK-NEXT:     unsigned int *done_counter) {
+// A programmatic dependent launch: wait for the kernel before, first.
+// CHECK-NEXT: kfuse_grid_dependency_sync();
 // CHECK-NEXT: // Every block reads the same flag
 // CHECK: if (found_inf != nullptr && __ldcg(found_inf) != 0.0f)
 // CHECK-NEXT: return;
