@@ -52,6 +52,10 @@ inline ArgRole toArgRole(Role role) {
     return ArgRole::hyper;
   case Role::model:
     return ArgRole::model;
+  case Role::input:
+    return ArgRole::input;
+  case Role::output:
+    return ArgRole::output;
   }
   return ArgRole::hyper;
 }
