@@ -15,7 +15,6 @@ AdamW), against a device-to-device copy measured in the same run.
 
 import argparse
 import contextlib
-import datetime
 import json
 import math
 import os
@@ -23,7 +22,6 @@ import pathlib
 import statistics
 import sys
 import time
-import traceback
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
@@ -31,8 +29,8 @@ sys.path.insert(0, str(REPO / "python"))
 import torch  # noqa: E402
 
 import kfuse  # noqa: E402
-from _measure import free, host_ms, time_ms  # noqa: E402
-from _measure import commit as _commit  # noqa: E402
+import _measure  # noqa: E402
+from _measure import host_ms, time_ms  # noqa: E402
 
 ADAMW = REPO / "library" / "optim" / "adamw.mlir"
 HP = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=1e-2)
@@ -117,61 +115,13 @@ def bpe(param_dtype, state_dtype):
     return 3 * ps + 4 * ss
 
 
-class Report:
+class Report(_measure.Report):
     def __init__(self, path):
-        self.path = path
-        props = torch.cuda.get_device_properties(0)
-        self.data = {
-            "device": f"{props.name} ({props.multi_processor_count} SMs, "
-                      f"{props.total_memory / 2**30:.0f} GiB)",
-            "commit": _commit(REPO),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-            "torch": torch.__version__, "kfuse_arch": None,
-            "copy_GBps": None, "results": [], "errors": []}
-        try:
-            self.data["kfuse_arch"] = kfuse.device_arch()
-        except Exception as error:  # noqa: BLE001 - recorded; cases fail too
-            self.data["errors"].append({"case": "device_arch",
-                                        "error": repr(error)})
-
-    def write(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            json.dump(self.data, f, indent=1)
-        tmp.replace(self.path)
+        super().__init__(path, REPO)
 
     def row(self, case, impl, numel, timing, bytes_per_element, **extra):
-        gbps = bytes_per_element * numel / (timing["ms"] * 1e-3) / GB
-        copy = self.data["copy_GBps"]
-        entry = {"case": case, "impl": impl, "ms": timing["ms"], "GBps": gbps,
-                 "pct_of_copy": 100.0 * gbps / copy if copy else None,
-                 "bytes_per_element": bytes_per_element, "numel": numel,
-                 "min_ms": timing["min_ms"], "max_ms": timing["max_ms"],
-                 "repeats": timing["repeats"]}
-        entry.update(extra)
-        self.data["results"].append(entry)
-        print(f"{case:28s} {impl:22s} {timing['ms']:8.3f} ms {gbps:7.0f} GB/s "
-              f"{entry['pct_of_copy'] or 0:5.1f}% of copy "
-              + " ".join(f"{k}={v}" for k, v in extra.items()
-                         if not isinstance(v, (dict, list))), flush=True)
-
-    def guarded(self, name, fn):
-        print(f"--- {name}", flush=True)
-        begin = time.perf_counter()
-        try:
-            fn()
-        except Exception as error:  # noqa: BLE001 - record and go on
-            traceback.print_exc()
-            self.data["errors"].append({"case": name, "error": repr(error)})
-            print(f"{name} FAILED: {error}", flush=True)
-        finally:
-            try:
-                free()
-            except Exception:  # noqa: BLE001 - a broken context stays broken
-                pass
-            print(f"    ({time.perf_counter() - begin:.1f} s)", flush=True)
-            self.write()
+        self.record(case, impl, timing, bytes_per_element * numel, (28, 22),
+                    extra, bytes_per_element=bytes_per_element, numel=numel)
 
 
 def copy_bandwidth(report, warmup, repeats):

@@ -28,14 +28,11 @@ skipped. DIR/bench_norm.json is rewritten after every case.
 """
 
 import argparse
-import datetime
-import json
 import math
 import os
 import pathlib
 import sys
 import time
-import traceback
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
@@ -47,8 +44,8 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import kfuse  # noqa: E402
-from _measure import free, time_ms  # noqa: E402
-from _measure import commit as _commit  # noqa: E402
+import _measure  # noqa: E402
+from _measure import time_ms  # noqa: E402
 
 GB = 1e9
 SHAPES = [(65536, 1024), (32768, 4096), (16384, 12288)]
@@ -67,66 +64,19 @@ def rel_l2(out, ref):
     return num / den if den > 0 else num
 
 
-class Report:
+class Report(_measure.Report):
     def __init__(self, path):
-        self.path = path
-        props = torch.cuda.get_device_properties(0)
-        self.data = {
-            "device": f"{props.name} ({props.multi_processor_count} SMs, "
-                      f"{props.total_memory / 2**30:.0f} GiB)",
-            "commit": _commit(REPO),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-            "torch": torch.__version__, "kfuse_arch": None,
-            "copy_GBps": None, "results": [], "skipped": [], "errors": []}
-        try:
-            self.data["kfuse_arch"] = kfuse.device_arch()
-        except Exception as error:  # noqa: BLE001 - recorded; cases fail too
-            self.data["errors"].append({"case": "device_arch",
-                                        "error": repr(error)})
-
-    def write(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            json.dump(self.data, f, indent=1)
-        tmp.replace(self.path)
+        super().__init__(path, REPO, skipped=[])
 
     def row(self, case, impl, timing, min_bytes, **extra):
-        gbps = min_bytes / (timing["ms"] * 1e-3) / GB
-        copy = self.data["copy_GBps"]
-        entry = {"case": case, "impl": impl, "ms": timing["ms"],
-                 "GBps": gbps,
-                 "pct_of_copy": 100.0 * gbps / copy if copy else None,
-                 "min_bytes": min_bytes, "min_ms": timing["min_ms"],
-                 "max_ms": timing["max_ms"], "repeats": timing["repeats"]}
+        entry = self.record(case, impl, timing, min_bytes, (34, 14), extra,
+                            min_bytes=min_bytes)
         if "unfed_ms" in timing:
+            copy = self.data["copy_GBps"]
             entry["unfed_ms"] = timing["unfed_ms"]
             entry["unfed_pct_of_copy"] = (
                 100.0 * min_bytes / (timing["unfed_ms"] * 1e-3) / GB / copy
                 if copy else None)
-        entry.update(extra)
-        self.data["results"].append(entry)
-        print(f"{case:34s} {impl:14s} {timing['ms']:8.3f} ms "
-              f"{gbps:7.0f} GB/s {entry['pct_of_copy'] or 0:5.1f}% of copy "
-              + " ".join(f"{k}={v}" for k, v in extra.items()
-                         if not isinstance(v, (dict, list))), flush=True)
-
-    def guarded(self, name, fn):
-        print(f"--- {name}", flush=True)
-        begin = time.perf_counter()
-        try:
-            fn()
-        except Exception as error:  # noqa: BLE001 - record and go on
-            traceback.print_exc()
-            self.data["errors"].append({"case": name, "error": repr(error)})
-            print(f"{name} FAILED: {error}", flush=True)
-        finally:
-            try:
-                free()
-            except Exception:  # noqa: BLE001 - a broken context stays broken
-                pass
-            print(f"    ({time.perf_counter() - begin:.1f} s)", flush=True)
-            self.write()
 
 
 def copy_bandwidth(report, warmup, repeats):

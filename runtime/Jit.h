@@ -118,20 +118,8 @@ llvm::Expected<PlannedImage> compilePlannedImage(
     llvm::function_ref<int()> driverVersion);
 
 /// The runtime object of an update (a Kernel of kind update).
-class Update : public Kernel {
+class Update : public KernelOfKind<Update, KernelKind::update> {
 public:
-  static constexpr KernelKind kKind = KernelKind::update;
-  /// Parses `text` (named `sourceName` in diagnostics) and reads its
-  /// arguments; a norm is an error.
-  static llvm::Expected<std::unique_ptr<Update>>
-  create(llvm::StringRef text, llvm::StringRef sourceName) {
-    return createKernelOf<Update>(text, sourceName, /*fromFile=*/false);
-  }
-  static llvm::Expected<std::unique_ptr<Update>>
-  createFromFile(llvm::StringRef path) {
-    return createKernelOf<Update>(path, path, /*fromFile=*/true);
-  }
-
   /// Specializes on the element count too (one module per size) instead of
   /// passing it at launch.
   void setSpecializeNumel(bool enable) { specializeNumel = enable; }
@@ -191,7 +179,7 @@ private:
   friend class Kernel;
   Update(llvm::StringRef text, llvm::StringRef sourceName,
          std::vector<ArgInfo> args, bool matrix)
-      : Kernel(kKind, text, sourceName, std::move(args)), matrix(matrix) {}
+      : KernelOfKind(text, sourceName, std::move(args)), matrix(matrix) {}
   llvm::Expected<std::shared_ptr<CompiledUpdate>>
   compileUncached(const Specialization &spec, const PipelineOptions &options,
                   CudaDriver &driver, const DeviceInfo &device, bool *made);

@@ -57,18 +57,36 @@ private:
   KernelKind kernelKind;
 };
 
-/// Kernel::create of a `Kind` kernel (Update or Norm), as that type.
-template <typename Kind>
-llvm::Expected<std::unique_ptr<Kind>> createKernelOf(llvm::StringRef text,
-                                                     llvm::StringRef sourceName,
-                                                     bool fromFile) {
-  llvm::Expected<std::unique_ptr<Kernel>> kernel =
-      fromFile ? Kernel::createFromFile(text, Kind::kKind)
-               : Kernel::create(text, sourceName, Kind::kKind);
-  if (!kernel)
-    return kernel.takeError();
-  return std::unique_ptr<Kind>(static_cast<Kind *>(kernel->release()));
-}
+/// The base of one kind's runtime object (Update, Norm): Kernel::create of
+/// that kind only (another is an error), as that type.
+template <typename Derived, KernelKind Kind>
+class KernelOfKind : public Kernel {
+public:
+  static constexpr KernelKind kKind = Kind;
+  /// Parses `text` (named `sourceName` in diagnostics) and reads its
+  /// arguments.
+  static llvm::Expected<std::unique_ptr<Derived>>
+  create(llvm::StringRef text, llvm::StringRef sourceName) {
+    return downcast(Kernel::create(text, sourceName, Kind));
+  }
+  static llvm::Expected<std::unique_ptr<Derived>>
+  createFromFile(llvm::StringRef path) {
+    return downcast(Kernel::createFromFile(path, Kind));
+  }
+
+protected:
+  KernelOfKind(llvm::StringRef text, llvm::StringRef sourceName,
+               std::vector<ArgInfo> args)
+      : Kernel(Kind, text, sourceName, std::move(args)) {}
+
+private:
+  static llvm::Expected<std::unique_ptr<Derived>>
+  downcast(llvm::Expected<std::unique_ptr<Kernel>> kernel) {
+    if (!kernel)
+      return kernel.takeError();
+    return std::unique_ptr<Derived>(static_cast<Derived *>(kernel->release()));
+  }
+};
 
 } // namespace kfuse
 

@@ -100,20 +100,8 @@ struct CompiledNorm {
 };
 
 /// The runtime object of a norm (a Kernel of kind norm).
-class Norm : public Kernel {
+class Norm : public KernelOfKind<Norm, KernelKind::norm> {
 public:
-  static constexpr KernelKind kKind = KernelKind::norm;
-  /// Parses `text` (named `sourceName` in diagnostics) and reads its
-  /// arguments; an update is an error.
-  static llvm::Expected<std::unique_ptr<Norm>>
-  create(llvm::StringRef text, llvm::StringRef sourceName) {
-    return createKernelOf<Norm>(text, sourceName, /*fromFile=*/false);
-  }
-  static llvm::Expected<std::unique_ptr<Norm>>
-  createFromFile(llvm::StringRef path) {
-    return createKernelOf<Norm>(path, path, /*fromFile=*/true);
-  }
-
   /// Whether a launch runs a finish kernel: the norm writes a column output
   /// (a sum over rows).
   bool hasColumnOutputs() const;
@@ -153,7 +141,7 @@ private:
   friend class Kernel;
   Norm(llvm::StringRef text, llvm::StringRef sourceName,
        std::vector<ArgInfo> args)
-      : Kernel(kKind, text, sourceName, std::move(args)) {}
+      : KernelOfKind(text, sourceName, std::move(args)) {}
   /// compile() in `device`, which the caller looked up.
   llvm::Expected<std::shared_ptr<CompiledNorm>>
   compileFor(const Specialization &spec, CudaDriver &driver,
