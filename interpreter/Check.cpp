@@ -152,7 +152,7 @@ FailureOr<ArgValues> makeCheckInputs(func::FuncOp func, int64_t rows,
       if (!value)
         return norm.emitError()
                << "hyper argument #" << i << " '" << name
-               << "' has no kfuse.default; check cannot choose its value";
+               << "' has no kfuse.default, so there is no value to run it with";
       values.scalars[i] = *value;
       continue;
     }

@@ -28,12 +28,6 @@ namespace kfuse {
 static Expected<json::Object> bench(const CommonOptions &options,
                                     StringRef text, int64_t numel,
                                     int iterations, int warmup) {
-  Expected<CudaDriver &> driver = CudaDriver::get();
-  if (!driver)
-    return driver.takeError();
-  Expected<DeviceInfo> device = driver->currentDevice();
-  if (!device)
-    return device.takeError();
   Expected<std::unique_ptr<Update>> update =
       Update::create(text, options.input);
   if (!update)
@@ -53,6 +47,12 @@ static Expected<json::Object> bench(const CommonOptions &options,
   if (!drawn)
     return drawn.takeError();
   UpdateValues values = std::move(*drawn);
+  Expected<CudaDriver &> driver = CudaDriver::get();
+  if (!driver)
+    return driver.takeError();
+  Expected<DeviceInfo> device = driver->currentDevice();
+  if (!device)
+    return device.takeError();
   Expected<DeviceTensors> tensors =
       DeviceTensors::upload(*driver, args, values, numel);
   if (!tensors)

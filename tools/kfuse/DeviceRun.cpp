@@ -2,6 +2,7 @@
 
 #include "tools/kfuse/DeviceRun.h"
 
+#include "codegen/DiagnosticErrors.h"
 #include "interpreter/Check.h"
 #include "interpreter/FloatRounding.h"
 
@@ -31,9 +32,10 @@ std::vector<ArgInfo> withStorageDTypes(ArrayRef<ArgInfo> args,
 Expected<UpdateValues> drawCheckInputs(mlir::func::FuncOp update,
                                        size_t numArgs, int64_t numel,
                                        uint64_t seed) {
+  DiagnosticErrors diagnostics(update.getContext());
   mlir::FailureOr<ArgValues> drawn = makeCheckInputs(update, numel, 1, seed);
   if (mlir::failed(drawn))
-    return createStringError("the check's inputs could not be drawn");
+    return diagnostics.takeError("the check's inputs could not be drawn");
   UpdateValues values;
   values.tensors.resize(numArgs);
   values.scalars.resize(numArgs);
