@@ -222,6 +222,14 @@ llvm::Expected<DeviceInfo> CudaDriver::lookUpDevice(DeviceInfo info) {
   return info;
 }
 
+llvm::Expected<bool> CudaDriver::isCapturing(CUstream stream) const {
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (llvm::Error error =
+          check(cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing"))
+    return std::move(error);
+  return capture != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 /// KFUSE_PDL is not "0".
 static bool readProgrammaticLaunch() {
   const char *text = std::getenv("KFUSE_PDL");

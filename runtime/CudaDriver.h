@@ -138,6 +138,9 @@ public:
   /// `what` failed with `result`, as an error naming both.
   llvm::Error check(CUresult result, const llvm::Twine &what) const;
 
+  /// Whether `stream` is being captured into a CUDA graph.
+  llvm::Expected<bool> isCapturing(CUstream stream) const;
+
   int driverVersion() const { return version; }
 
   CudaDriver(const CudaDriver &) = delete;

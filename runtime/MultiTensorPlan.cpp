@@ -543,11 +543,10 @@ llvm::Error MultiTensorPlan::rebind(unsigned argIndex,
   ScopedContext scope(*driver, context);
   if (llvm::Error error = scope.check())
     return error;
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (llvm::Error error = driver->check(
-          driver->cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing"))
-    return error;
-  if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+  llvm::Expected<bool> capturing = driver->isCapturing(stream);
+  if (!capturing)
+    return capturing.takeError();
+  if (*capturing)
     return invalid("cannot rebind '" + name +
                    "' while the stream is being captured; a captured step "
                    "needs tensors that stay in place");
@@ -621,12 +620,11 @@ llvm::Error MultiTensorPlan::setHyper(llvm::StringRef name, double value,
   ScopedContext scope(*driver, context);
   if (llvm::Error error = scope.check())
     return error;
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (llvm::Error error = driver->check(
-          driver->cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing"))
-    return error;
+  llvm::Expected<bool> capturing = driver->isCapturing(stream);
+  if (!capturing)
+    return capturing.takeError();
   // A captured copy would replay from this call's stack frame.
-  if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+  if (*capturing)
     return invalid("cannot set hyperparameter '" + name +
                    "' while its stream is being captured; write its device "
                    "slot (hyper pointer) from a captured kernel instead");

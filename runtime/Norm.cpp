@@ -222,12 +222,10 @@ public:
       workspace->pooled = true;
       return std::move(workspace);
     }
-    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (llvm::Error error =
-            driver.check(driver.cuStreamIsCapturing(stream, &capture),
-                         "cuStreamIsCapturing"))
-      return std::move(error);
-    if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    llvm::Expected<bool> capturing = driver.isCapturing(stream);
+    if (!capturing)
+      return capturing.takeError();
+    if (*capturing)
       return makeError(ErrorCode::Launch,
                        "norms with column reductions need stream-ordered "
                        "memory pools to be captured, and this device has "
