@@ -4,8 +4,12 @@
 #define KFUSE_TEST_UNIT_GPUTESTSUPPORT_H
 
 #include "runtime/CudaDriver.h"
+#include "runtime/Errors.h"
 
 #include "llvm/Support/Error.h"
+
+#include <string>
+#include <utility>
 
 namespace kfuse::testing {
 
@@ -17,6 +21,21 @@ inline bool haveGpu() {
     return true;
   llvm::consumeError(driver.takeError());
   return false;
+}
+
+/// The category and message of a failed call; (Internal, "<no error>")
+/// when it succeeded.
+template <typename T>
+std::pair<ErrorCode, std::string> failureOf(llvm::Expected<T> value) {
+  if (value)
+    return {ErrorCode::Internal, "<no error>"};
+  return takeMessage(value.takeError());
+}
+
+inline std::pair<ErrorCode, std::string> failureOf(llvm::Error error) {
+  if (!error)
+    return {ErrorCode::Internal, "<no error>"};
+  return takeMessage(std::move(error));
 }
 
 } // namespace kfuse::testing

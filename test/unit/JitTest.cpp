@@ -39,20 +39,7 @@ std::unique_ptr<Update> loadAdamw() {
   return std::move(*update);
 }
 
-/// The message of a failed launch or specialization, and its category.
-template <typename T>
-std::pair<ErrorCode, std::string> failureOf(llvm::Expected<T> value) {
-  if (value)
-    return {ErrorCode::Internal, "<no error>"};
-  return takeMessage(value.takeError());
-}
-
-std::pair<ErrorCode, std::string> failureOf(llvm::Error error) {
-  if (!error)
-    return {ErrorCode::Internal, "<no error>"};
-  return takeMessage(std::move(error));
-}
-
+using kfuse::testing::failureOf;
 using kfuse::testing::haveGpu;
 
 // The driver version probed on a second thread is the one read in line (0

@@ -77,22 +77,10 @@ size_t indexOf(const Norm &norm, llvm::StringRef name) {
   return 0;
 }
 
-template <typename T>
-std::pair<ErrorCode, std::string> failureOf(llvm::Expected<T> value) {
-  if (value)
-    return {ErrorCode::Internal, "<no error>"};
-  return takeMessage(value.takeError());
-}
-
-std::pair<ErrorCode, std::string> failureOf(llvm::Error error) {
-  if (!error)
-    return {ErrorCode::Internal, "<no error>"};
-  return takeMessage(std::move(error));
-}
-
+using kfuse::testing::failureOf;
 using kfuse::testing::haveGpu;
 
-TEST(NormRuntimeTest, DescribesLayerArgInfouments) {
+TEST(NormRuntimeTest, DescribesLayerNormArguments) {
   std::unique_ptr<Norm> norm = loadNorm("layernorm_fwd");
   ASSERT_TRUE(norm);
   struct Expected {
