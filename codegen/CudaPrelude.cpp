@@ -136,22 +136,43 @@ static __device__ __forceinline__ double kfuse_rsqrt_f64(double x) {
 }
 #endif
 
-static __device__ __forceinline__ float kfuse_div_rn(float a, float b) {
+// The divisor's reciprocal to f64 precision (the approximation, two Newton
+// steps), made once where many elements share a divisor (a per-tensor
+// value: the emitter puts it into the uniforms), and the quotient's residual
+// step per element. The builtin, not inline asm: the compiler may also share
+// one reciprocal among a vector's lanes.
+struct kfuse_recip {
+  double divisor, approx, reciprocal;
+};
+
+static __device__ __forceinline__ kfuse_recip kfuse_recip_of(float b) {
 #ifdef KFUSE_FULL_RATE_F64
-  const double x = a, y = b;
-  // The builtin, not inline asm: the compiler may share one reciprocal
-  // among the divisions by one divisor (a uniform's, over a vector's lanes).
+  const double y = b;
   const double r0 = __nvvm_rcp_approx_ftz_d(y);
   double r = __fma_rn(r0, __fma_rn(-y, r0, 1.0), r0);
   r = __fma_rn(r, __fma_rn(-y, r, 1.0), r);
-  const double q = x * r;
-  const double q1 = __fma_rn(__fma_rn(-y, q, x), r, q);
-  // A zero, infinite or NaN operand makes the steps NaN (or a zero's sign
-  // wrong); the plain product with the reciprocal gives IEEE's answer then.
-  return (float)(x != 0.0 && q1 == q1 ? q1 : x * r0);
+  return {y, r0, r};
 #else
-  return a / b;
+  return {b, 0.0, 0.0};
 #endif
+}
+
+static __device__ __forceinline__ float kfuse_div_rn_by(float a,
+                                                        const kfuse_recip &d) {
+#ifdef KFUSE_FULL_RATE_F64
+  const double x = a;
+  const double q = x * d.reciprocal;
+  const double q1 = __fma_rn(__fma_rn(-d.divisor, q, x), d.reciprocal, q);
+  // A zero, infinite or NaN operand makes the steps NaN (or a zero's sign
+  // wrong); the plain product with the approximation gives IEEE's answer.
+  return (float)(x != 0.0 && q1 == q1 ? q1 : x * d.approx);
+#else
+  return a / (float)d.divisor;
+#endif
+}
+
+static __device__ __forceinline__ float kfuse_div_rn(float a, float b) {
+  return kfuse_div_rn_by(a, kfuse_recip_of(b));
 }
 
 static __device__ __forceinline__ float kfuse_sqrt_rn(float a) {
@@ -183,36 +204,6 @@ static __device__ __forceinline__ float kfuse_rsqrt_rn(float a) {
 #endif
 }
 
-// Division by a divisor many elements share (a per-tensor value): its
-// reciprocal's steps once, in kfuse_recip_of, and per element the quotient
-// kfuse_div_rn computes from them, bit for bit.
-struct kfuse_recip {
-  double divisor, approx, reciprocal;
-};
-
-static __device__ __forceinline__ kfuse_recip kfuse_recip_of(float b) {
-#ifdef KFUSE_FULL_RATE_F64
-  const double y = b;
-  const double r0 = __nvvm_rcp_approx_ftz_d(y);
-  double r = __fma_rn(r0, __fma_rn(-y, r0, 1.0), r0);
-  r = __fma_rn(r, __fma_rn(-y, r, 1.0), r);
-  return {y, r0, r};
-#else
-  return {b, 0.0, 0.0};
-#endif
-}
-
-static __device__ __forceinline__ float kfuse_div_rn_by(float a,
-                                                        const kfuse_recip &d) {
-#ifdef KFUSE_FULL_RATE_F64
-  const double x = a;
-  const double q = x * d.reciprocal;
-  const double q1 = __fma_rn(__fma_rn(-d.divisor, q, x), d.reciprocal, q);
-  return (float)(x != 0.0 && q1 == q1 ? q1 : x * d.approx);
-#else
-  return a / (float)d.divisor;
-#endif
-}
 )cuda";
 
 llvm::StringRef getCudaPrelude() { return kPrelude.drop_front(); }

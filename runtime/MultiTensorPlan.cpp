@@ -247,7 +247,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   MultiTensorPlan &self = *result;
   self.driver = &*driver;
   self.context = device->context;
-  self.computeMajor = device->computeMajor;
+  self.launchMode = CudaDriver::kernelLaunchMode(device->computeMajor);
   self.compiled = *compiled;
   self.argsPerGroup = infos.size();
   std::vector<unsigned> slots = tensorArgsOf(infos);
@@ -494,8 +494,7 @@ llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {
     CUresult result = driver->launchKernel(
         launch.function, launch.grid, 1, launch.block, 0, stream,
         launch.params.data(),
-        launch.cooperative ? CudaDriver::LaunchMode::Cooperative
-                           : CudaDriver::kernelLaunchMode(computeMajor));
+        launch.cooperative ? CudaDriver::LaunchMode::Cooperative : launchMode);
     if (llvm::Error error =
             driver->check(result, (launch.cooperative ? "cooperative launch of "
                                                       : "launch of ") +

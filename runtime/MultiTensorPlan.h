@@ -175,9 +175,9 @@ private:
 
   CudaDriver *driver = nullptr;
   CUcontext context = nullptr;
-  /// The device's compute capability: sm_90 and later launch
-  /// programmatically (CudaDriver::kernelLaunchMode).
-  int computeMajor = 0;
+  /// How a kernel without grid barriers launches on this device
+  /// (CudaDriver::kernelLaunchMode).
+  CudaDriver::LaunchMode launchMode = CudaDriver::LaunchMode::Plain;
   std::shared_ptr<CompiledUpdate> compiled;
   size_t argsPerGroup = 0;
   /// What the plan was built on, by tensor slot: pointer, numel, dtype.

@@ -149,10 +149,10 @@ llvm::Expected<MultiTensorTable> buildMultiTensorTable(
   auto chunkOf = [&](size_t group) -> int64_t {
     if (cols.empty())
       return chunkElements;
-    int64_t rows = std::clamp<int64_t>(
-        matrixChunkElements / cols[group] +
-            (matrixChunkElements % cols[group] != 0),
-        kMinChunkRows, kMaxChunkRows);
+    int64_t rows =
+        std::clamp<int64_t>(matrixChunkElements / cols[group] +
+                                (matrixChunkElements % cols[group] != 0),
+                            kMinChunkRows, kMaxChunkRows);
     int64_t elements = 0;
     if (__builtin_mul_overflow(rows, cols[group], &elements))
       return std::numeric_limits<int64_t>::max();

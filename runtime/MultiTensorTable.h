@@ -80,8 +80,7 @@ llvm::Error validateTensorGroups(llvm::ArrayRef<TableTensor> tensors,
 /// every chunk begins on a vector boundary), none for an empty group. With
 /// `cols` (a 2-D update), chunks hold whole rows instead: as many as make
 /// kMatrixChunkScale x `chunkElements`, within [kMinChunkRows,
-/// kMaxChunkRows]. Fails when the
-/// chunks would number 2^31 or more.
+/// kMaxChunkRows]. Fails when the chunks would number 2^31 or more.
 llvm::Expected<MultiTensorTable> buildMultiTensorTable(
     llvm::ArrayRef<TableTensor> tensors, llvm::ArrayRef<std::string> argNames,
     unsigned vectorWidth, int64_t chunkElements = kDefaultChunkElements,
