@@ -770,6 +770,92 @@ def multi_tensor_bad_groups_raise():
     mt_opt(ps, gs, ms, [vs[0], vs[1].half()])
 
 
+REGISTER_ROWS = REPO / "test" / "Codegen" / "cuda-matrix-register-rows.mlir"
+
+
+def block_rounded_reference(p, g, codes, scale, lr, beta):
+    """One step of the test's block-rounded momentum in torch f32, rows of
+    256 (the kernel contracts products into fma; results agree to its
+    rounding, and a code may round the other way at a tie)."""
+    m = codes * scale * beta + g * (1.0 - beta)
+    new_scale = m.abs().amax(dim=1, keepdim=True) / 127.0
+    new_codes = torch.round(m / new_scale)
+    return p - lr * (new_codes * new_scale), new_codes, new_scale
+
+
+@test
+def multi_tensor_rows_in_registers_match_torch():
+    """A phase that reduces rows held in registers (the per-block scale of
+    a block-quantized state): one launch over GPT-2 small's list viewed as
+    rows of 256, against torch in f32, and its speed against a copy."""
+    import bench_multi_tensor
+    sizes = [math.prod(shape) for shape in bench_multi_tensor.gpt2_shapes()]
+    gen = torch.Generator(device="cuda").manual_seed(7)
+
+    def rand(n, scale=1.0):
+        return torch.randn(n // 256, 256, device="cuda", generator=gen) * scale
+
+    ps = [rand(n) for n in sizes]
+    gs = [rand(n, 1e-2) for n in sizes]
+    codes = [torch.round(rand(n, 40.0)).clamp_(-127, 127) for n in sizes]
+    scales = [rand(n, 1e-4)[:, :1].abs().contiguous() for n in sizes]
+    hp = dict(lr=1e-2, beta=0.9)
+    ref = [block_rounded_reference(p, g, c, sc, **hp)
+           for p, g, c, sc in zip(ps, gs, codes, scales)]
+    opt = kfuse.multi_tensor(str(REGISTER_ROWS), params=ps, grads=gs,
+                             states={"codes": codes, "scale": scales}, **hp)
+    assert opt.launches_per_step == 1, opt.launches_per_step
+    opt.step()
+    torch.cuda.synchronize()
+    worst_p = max(rel_l2(p, want[0]) for p, want in zip(ps, ref))
+    worst_s = max(rel_l2(sc, want[2]) for sc, want in zip(scales, ref))
+    flips = sum(int((c != want[1]).sum()) for c, want in zip(codes, ref))
+    far = max(float((c - want[1]).abs().max()) for c, want in zip(codes, ref))
+    total = sum(sizes)
+    assert worst_p <= 1e-6 and worst_s <= 1e-6, (worst_p, worst_s)
+    assert far <= 1.0 and flips <= total * 1e-4, (flips, far)
+
+    # A plan made for rows of 256 takes no other rows.
+    rows128 = [torch.zeros(4, 128, device="cuda") for _ in range(3)]
+    try:
+        kfuse.multi_tensor(str(REGISTER_ROWS), params=rows128[:1],
+                           grads=rows128[1:2],
+                           states={"codes": rows128[2:],
+                                   "scale": [torch.zeros(4, 1,
+                                                         device="cuda")]},
+                           **hp)
+    except kfuse.KfuseError as error:
+        assert error.status == "INVALID_ARGUMENT", error.status
+        assert "is for rows of 256" in str(error), str(error)
+    else:
+        raise AssertionError("rows of 128 ran a plan for rows of 256")
+
+    # Bytes: param and codes read and written, grads read, a scale per row.
+    moved = total * 20 + total // 256 * 8
+    copy_src = torch.empty(moved // 8, dtype=torch.float32, device="cuda")
+    copy_dst = torch.empty_like(copy_src)
+
+    def time(fn, repeats=30):
+        for _ in range(5):
+            fn()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeats):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / repeats
+
+    step_ms = time(opt.step)
+    copy_ms = time(lambda: copy_dst.copy_(copy_src))
+    return {"elements": total, "max_rel_l2_param": worst_p,
+            "max_rel_l2_scale": worst_s, "codes_rounded_otherwise": flips,
+            "step_ms": step_ms, "copy_ms": copy_ms,
+            "GBps": moved / step_ms / 1e6,
+            "pct_of_copy": 100.0 * copy_ms / step_ms}
+
+
 def main():
     options = _gpu_tests.parse_args()
     assert torch.cuda.is_available(), "no CUDA device"

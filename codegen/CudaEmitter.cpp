@@ -99,6 +99,20 @@ LogicalResult UpdateEmitter::readAttributes() {
     return update.emitOpError()
            << "is a 2-D update, which runs only as a multi-tensor plan (its "
               "table gives each tensor's row length); run kfuse-horizontal";
+  // A row length in the argument types: the kernels are for it alone (and
+  // hold rows in registers where they reduce them).
+  for (auto [index, type] : llvm::enumerate(update.getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!matrix || !tensor || tensor.getRank() != 2 || tensor.isDynamicDim(1) ||
+        tensor.getDimSize(1) == 1)
+      continue;
+    if (plan.cols != 0 && plan.cols != tensor.getDimSize(1))
+      return update.emitOpError()
+             << "argument '" << getArgName(update, index) << "' has rows of "
+             << tensor.getDimSize(1) << " elements, another argument rows of "
+             << plan.cols << "; the rows of a 2-D update have one length";
+    plan.cols = tensor.getDimSize(1);
+  }
   plan.checksFoundInf = update->hasAttr(KFuseDialect::kFoundInfAttrName);
   if (plan.checksFoundInf && !plan.multiTensor)
     return update.emitOpError()
@@ -229,9 +243,9 @@ LogicalResult UpdateEmitter::collectReduce(ReduceOp reduce) {
               "(a table of one tensor or more; kfuse compile --multi-tensor)";
   if (reduce.getKind() == ReduceKind::variance)
     return reduce.emitOpError()
-           << "computes a per-tensor variance, which the update schedules do "
-              "not generate code for; reduce the sum of the values and of "
-              "their squares instead";
+           << "computes a variance, which the update schedules do not "
+              "generate code for; reduce the sum of the values and of their "
+              "squares instead";
   Value source = getWholeTensorReduceInput(reduce);
   if (!source)
     source = reduce.getInput();
@@ -557,10 +571,40 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   // function.
   std::string prologue, elementBody;
   unsigned nextValue = 0;
+  // Row-local reductions a body value depends on (isRowLocalReduce).
+  DenseMap<Value, unsigned> rowDepth;
   for (Operation &op : body.without_terminator()) {
     if (op.getNumRegions() != 0 || op.getNumResults() != 1)
       return op.emitOpError()
              << "is not supported in a fused body by the CUDA code generator";
+    unsigned depth = 0;
+    for (Value operand : op.getOperands())
+      depth = std::max(depth, rowDepth.lookup(operand));
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      // The element's row, held in registers: the element function adds the
+      // element to the thread's part and takes the row's total, which the
+      // loop combines over the row's lanes between calls.
+      if (!matrix)
+        return reduce.emitOpError()
+               << "reduces the element's row in a kernel without rows";
+      unsigned position = kernel.rowLocals.size();
+      KernelBody::RowLocal row{
+          reduce.getKind(), names.unique(fmt::format("row_part{}", position)),
+          names.unique(fmt::format("row_total{}", position)), depth + 1};
+      std::string value = bodyExpr(reduce.getInput());
+      if (isUniform(reduce.getInput()))
+        value = "(float)" + prologueExpr(reduce.getInput());
+      elementBody += row.kind == ReduceKind::max
+                         ? fmt::format("  {0} = kfuse_maximumf({0}, {1});\n",
+                                       row.accumulator, value)
+                         : fmt::format("  {} += {};\n", row.accumulator, value);
+      varyingNames[reduce.getResult()] = row.total;
+      rowDepth[reduce.getResult()] = row.depth;
+      kernel.rowLocals.push_back(std::move(row));
+      continue;
+    }
+    if (depth)
+      rowDepth[op.getResult(0)] = depth;
     bool uniform = llvm::all_of(op.getOperands(), isUniform);
     SmallVector<std::string> operands;
     for (Value operand : op.getOperands())
@@ -741,12 +785,16 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
           "{} {}", getCudaScalarType(slot.elementType)->str(), slot.in));
   for (const KernelBody::LineInput &input : kernel.lineInputs)
     elementParams.push_back("float " + input.name);
+  for (const KernelBody::RowLocal &row : kernel.rowLocals)
+    elementParams.push_back("float " + row.total);
   for (const Slot &slot : slots)
     if (slot.param.written)
       elementParams.push_back(fmt::format(
           "{} &{}", getCudaStorageType(slot.param.dtype), slot.out));
   for (const ChunkReduction &reduction : kernel.reductions)
     elementParams.push_back("float &" + reduction.accumulator);
+  for (const KernelBody::RowLocal &row : kernel.rowLocals)
+    elementParams.push_back("float &" + row.accumulator);
   if (kernel.scansGrads)
     elementParams.push_back("bool &kfuse_nonfinite");
   out += fmt::format("static __device__ __forceinline__ void\n{}({}) {{\n{}}}"
@@ -785,19 +833,25 @@ std::string UpdateEmitter::callElement(
     KernelBody &kernel, function_ref<std::string(unsigned)> input,
     function_ref<std::string(unsigned)> output,
     function_ref<std::string(const KernelBody::LineInput &)> lineInput,
-    function_ref<std::string(const ChunkReduction &)> accumulator) {
+    function_ref<std::string(const ChunkReduction &)> accumulator,
+    function_ref<std::string(const KernelBody::RowLocal &)> rowTotal,
+    function_ref<std::string(const KernelBody::RowLocal &)> rowAccumulator) {
   SmallVector<std::string> args{"u"};
   for (auto [position, slot] : llvm::enumerate(kernel.slots))
     if (slot.param.kind != KernelParam::Kind::Scalar && slot.param.read)
       args.push_back(input(position));
   for (const KernelBody::LineInput &line : kernel.lineInputs)
     args.push_back(lineInput(line));
+  for (const KernelBody::RowLocal &row : kernel.rowLocals)
+    args.push_back(rowTotal(row));
   for (auto [position, slot] : llvm::enumerate(kernel.slots))
     if (slot.param.written)
       args.push_back(output(position));
   for (const ChunkReduction &reduction : kernel.reductions)
     args.push_back(accumulator ? accumulator(reduction)
                                : reduction.accumulator);
+  for (const KernelBody::RowLocal &row : kernel.rowLocals)
+    args.push_back(rowAccumulator(row));
   if (kernel.scansGrads)
     args.push_back("kfuse_nonfinite");
   return fmt::format("{}({})", kernel.elementFunction, llvm::join(args, ", "));

@@ -90,7 +90,7 @@ inline const llvm::StringRef kMultiTensorNames[] = {
     "vcols",      "active",
     "x",          "q",
     "nq",         "cb",
-    "ce"};
+    "ce",         "rb"};
 
 /// Identifiers of one kernel.
 class NameTable : public CudaNameTable {
@@ -153,6 +153,17 @@ struct KernelBody {
     ReduceKind kind;
   };
   SmallVector<LineInput> lineInputs;
+  /// Reductions of the element over its row, its rows held in registers
+  /// (isRowLocalReduce): the element function accumulates the input into
+  /// `accumulator` and takes the row's total as `total`. `depth` counts the
+  /// row-local reductions its input depends on, itself included: the loop
+  /// calls the element function once per depth, then once to store.
+  struct RowLocal {
+    ReduceKind kind;
+    std::string accumulator, total;
+    unsigned depth;
+  };
+  SmallVector<RowLocal> rowLocals;
   /// The phase that also does the found-inf scan: it reads every grad and
   /// writes nothing, so it tests the grads it loads and sets the flag.
   bool scansGrads = false;
@@ -190,7 +201,11 @@ private:
       function_ref<std::string(unsigned)> output,
       function_ref<std::string(const KernelBody::LineInput &)> lineInput =
           nullptr,
-      function_ref<std::string(const ChunkReduction &)> accumulator = nullptr);
+      function_ref<std::string(const ChunkReduction &)> accumulator = nullptr,
+      function_ref<std::string(const KernelBody::RowLocal &)> rowTotal =
+          nullptr,
+      function_ref<std::string(const KernelBody::RowLocal &)> rowAccumulator =
+          nullptr);
   /// The pieces of a multi-tensor kernel around its loop over a chunk's
   /// elements: the prologue before the chunk loop, the loop's head, the
   /// chunk's tensor and its values, the slots' pointers, and the end after
@@ -212,6 +227,10 @@ private:
                             const DenseMap<unsigned, std::string> &inputs,
                             const DenseMap<unsigned, std::string> &outputs);
   std::string emitMatrixLineLoop(KernelBody &kernel, ArgLevel level);
+  /// The loop over a chunk's rows of a phase that reduces rows held in
+  /// registers, `width` elements a vector (CudaUpdateMatrix.cpp).
+  FailureOr<std::string> emitRegisterRowLoop(KernelBody &kernel,
+                                             unsigned width);
   std::string emitVectorStep(KernelBody &kernel, StringRef indent,
                              bool fullyAligned);
   std::string emitScalarStep(KernelBody &kernel, StringRef indent);

@@ -219,6 +219,13 @@ static std::optional<FloatOpForm> getFloatOpForm(Operation *op) {
       .Case([](math::CopySignOp) {
         return FloatOpForm{S::call, "copysignf", H::copysign};
       })
+      .Case([](math::FloorOp) {
+        return FloatOpForm{S::call, "floorf", H::floor};
+      })
+      .Case([](math::CeilOp) { return FloatOpForm{S::call, "ceilf", H::ceil}; })
+      .Case([](math::RoundEvenOp) {
+        return FloatOpForm{S::call, "rintf", H::roundeven};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -341,6 +341,191 @@ std::string UpdateEmitter::emitMatrixLineLoop(KernelBody &kernel,
   return out;
 }
 
+/// The lanes of a warp that hold one row of `vectors` vectors: the largest
+/// power of two up to 32 that divides it.
+static unsigned lanesPerRow(int64_t vectors) {
+  unsigned lanes = 1;
+  while (lanes < 32 && vectors % (2 * lanes) == 0)
+    lanes *= 2;
+  return lanes;
+}
+
+FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
+                                                          unsigned width) {
+  const int64_t vectors = plan.cols / width;
+  const unsigned lanes = lanesPerRow(vectors);
+  const int64_t items = vectors / lanes;
+  const bool vector = width > 1;
+  unsigned depth = 0;
+  for (const KernelBody::RowLocal &row : kernel.rowLocals)
+    depth = std::max(depth, row.depth);
+
+  std::string columnLoads, loads, outputs, stores, rowStores;
+  DenseMap<unsigned, std::string> inputs, outs;
+  auto element = [&](const std::string &array) {
+    return array + (vector ? "[k].v[j]" : "[k]");
+  };
+  for (auto [position, slot] : llvm::enumerate(kernel.slots)) {
+    if (slot.param.kind == KernelParam::Kind::Temporary)
+      return kernel.fused.emitOpError()
+             << "keeps a value for a later phase in a kernel whose rows are "
+                "held in registers, which is not generated; write it to a "
+                "state instead";
+    if (slot.param.kind != KernelParam::Kind::Tensor)
+      continue;
+    std::string storage = getCudaStorageType(slot.param.dtype);
+    std::string type =
+        vector ? getVectorType(slot.param.dtype, kMaxVectorBytes) : storage;
+    auto load = [&](StringRef index) {
+      return vector ? fmt::format("kfuse_ldcg_vector(reinterpret_cast<const "
+                                  "{} *>({}) + {})",
+                                  type, slot.name, index.str())
+                    : fmt::format("__ldcg(&{}[{}])", slot.name, index.str());
+    };
+    if (slot.param.read) {
+      std::string local = kernel.names.unique(slot.name + "_e");
+      if (slot.level == ArgLevel::row) {
+        loads += fmt::format("        {0} {1}{{}};\n"
+                             "        if (kfuse_valid)\n"
+                             "          {1} = __ldcg(&{2}[r]);\n",
+                             storage, local, slot.name);
+        inputs[position] = local;
+      } else if (slot.level == ArgLevel::column) {
+        // The same columns for every row the lane holds: loaded once.
+        columnLoads +=
+            fmt::format("      {0} {1}[{2}];\n"
+                        "#pragma unroll\n"
+                        "      for (int k = 0; k < {2}; ++k)\n"
+                        "        {1}[k] = {3};\n",
+                        type, local, items,
+                        load(fmt::format("k * {} + kfuse_lane", lanes)));
+        inputs[position] = element(local);
+      } else {
+        loads += fmt::format(
+            "        {0} {1}[{2}] = {{}};\n"
+            "        if (kfuse_valid) {{\n"
+            "#pragma unroll\n"
+            "          for (int k = 0; k < {2}; ++k)\n"
+            "            {1}[k] = {3};\n"
+            "        }}\n",
+            type, local, items,
+            load(fmt::format("r * {} + k * {} + kfuse_lane", vectors, lanes)));
+        inputs[position] = element(local);
+      }
+    }
+    if (!slot.param.written)
+      continue;
+    std::string local = kernel.names.unique(slot.name + "_w");
+    if (slot.level == ArgLevel::row) {
+      outputs += fmt::format("        {} {};\n", storage, local);
+      outs[position] = local;
+      rowStores += fmt::format("          if (kfuse_lane == 0)\n"
+                               "            {}[r] = {};\n",
+                               slot.name, local);
+    } else if (slot.level == ArgLevel::element) {
+      outputs += fmt::format("        {} {}[{}];\n", type, local, items);
+      outs[position] = element(local);
+      stores += fmt::format(
+          "            {}[r * {} + k * {} + kfuse_lane] = {}[k];\n",
+          vector ? fmt::format("reinterpret_cast<{} *>({})", type, slot.name)
+                 : slot.name,
+          vectors, lanes, local);
+    } else {
+      return kernel.fused.emitOpError()
+             << "writes '" << getArgName(update, slot.param.index)
+             << "', a state per column, in a kernel whose rows are held in "
+                "registers, which is not generated";
+    }
+  }
+  for (const KernelBody::LineInput &line : kernel.lineInputs) {
+    if (line.level != ArgLevel::row)
+      return kernel.fused.emitOpError()
+             << "reads a reduction over columns in a kernel whose rows are "
+                "held in registers, which is not generated";
+    loads += fmt::format(
+        "        const float {} = kfuse_valid ? __ldcg(&row_totals[(entry->"
+        "row_base + r) * {} + {}]) : 0.0f;\n",
+        line.name, plan.numRowReductions, line.reduction);
+  }
+  for (const ChunkReduction &reduction : kernel.reductions)
+    if (reduction.level != ArgLevel::tensor)
+      return kernel.fused.emitOpError()
+             << "reduces over rows or columns beside a reduction of rows held "
+                "in registers, which is not generated";
+
+  // Call `stage` (1 to depth: the row-local reductions of that depth; past
+  // it: the stores) on every element the lane holds.
+  auto call = [&](unsigned stage) {
+    std::string text = callElement(
+        kernel,
+        [&](unsigned position) {
+          auto it = inputs.find(position);
+          return it != inputs.end() ? it->second : std::string("{}");
+        },
+        [&](unsigned position) { return outs.lookup(position); },
+        [&](const KernelBody::LineInput &line) { return line.name; },
+        [&](const ChunkReduction &reduction) {
+          return stage > depth ? reduction.accumulator
+                               : std::string("kfuse_unused");
+        },
+        [&](const KernelBody::RowLocal &row) {
+          return row.depth < stage ? row.total : std::string("0.0f");
+        },
+        [&](const KernelBody::RowLocal &row) {
+          return row.depth == stage ? row.accumulator
+                                    : std::string("kfuse_unused");
+        });
+    return fmt::format("#pragma unroll\n"
+                       "          for (int k = 0; k < {0}; ++k) {{\n"
+                       "#pragma unroll\n"
+                       "            for (int j = 0; j < {1}; ++j)\n"
+                       "              {2};\n",
+                       items, width, text);
+  };
+
+  std::string out = fmt::format(
+      "      // Rows of {0} elements in registers: {1} lanes a row, {2} "
+      "vector(s) of {3} a lane.\n"
+      "      const int kfuse_lane = threadIdx.x % {1};\n",
+      plan.cols, lanes, items, width);
+  out += columnLoads;
+  // The loop is uniform over each warp, whose lanes all take part in the
+  // row totals' butterflies; rows past the chunk's are invalid.
+  out += fmt::format(
+      "      for (long long rb = r0 + threadIdx.x / 32 * {0}; rb < r1;\n"
+      "           rb += blockDim.x / {1}) {{\n"
+      "        const long long r = rb + threadIdx.x % 32 / {1};\n"
+      "        const bool kfuse_valid = r < r1;\n",
+      32 / lanes, lanes);
+  out += loads + outputs;
+  for (const KernelBody::RowLocal &row : kernel.rowLocals)
+    out += fmt::format("        float {} = 0.0f;\n", row.total);
+  for (unsigned stage = 1; stage <= depth; ++stage) {
+    for (const KernelBody::RowLocal &row : kernel.rowLocals)
+      if (row.depth == stage)
+        out += fmt::format("        float {} = {};\n", row.accumulator,
+                           getReduceIdentity(row.kind));
+    out += "        if (kfuse_valid) {\n" + call(stage) + "          }\n" +
+           "        }\n";
+    // Each row's lanes combine their parts in a fixed butterfly.
+    for (const KernelBody::RowLocal &row : kernel.rowLocals) {
+      if (row.depth != stage)
+        continue;
+      out += fmt::format(
+          "#pragma unroll\n"
+          "        for (int kfuse_m = {0}; kfuse_m > 0; kfuse_m >>= 1)\n"
+          "          {1} = {2}({1}, __shfl_xor_sync(0xffffffffu, {1}, "
+          "kfuse_m));\n"
+          "        {3} = {1};\n",
+          lanes / 2, row.accumulator, getCombineFunction(row.kind), row.total);
+    }
+  }
+  out += "        if (kfuse_valid) {\n" + call(depth + 1) + stores +
+         "          }\n" + rowStores + "        }\n";
+  out += "      }\n";
+  return out;
+}
+
 LogicalResult UpdateEmitter::emitMatrixKernel(KernelBody &kernel,
                                               bool advancesStep,
                                               SignatureForm form,
@@ -411,6 +596,23 @@ LogicalResult UpdateEmitter::emitMatrixKernel(KernelBody &kernel,
             kMaxChunkRows, kWarps, rowSlotOf(kernel.reductions, reduction),
             getReduceIdentity(reduction.kind));
     out += "    __syncthreads();\n";
+  }
+  if (!kernel.rowLocals.empty()) {
+    // Rows held in registers: the one loop does the values per element and
+    // per row, and the reductions of each row.
+    FailureOr<std::string> vectors = emitRegisterRowLoop(kernel, vectorWidth);
+    if (failed(vectors))
+      return failure();
+    if (vectorWidth > 1) {
+      FailureOr<std::string> scalars = emitRegisterRowLoop(kernel, 1);
+      if (failed(scalars))
+        return failure();
+      out += "    if (entry->aligned) {\n" + *vectors + "    } else {\n" +
+             *scalars + "    }\n";
+    } else {
+      out += "    {\n" + *vectors + "    }\n";
+    }
+    elementWork = rowWork = columnWork = false;
   }
   if (elementWork) {
     out += "    // The chunk's elements, by strips of columns.\n";

@@ -256,6 +256,15 @@ void HostUniforms::evaluate(const double *args, float *out) const {
     case Op::copysign:
       result = std::copysign(a, b);
       break;
+    case Op::floor:
+      result = std::floor(a);
+      break;
+    case Op::ceil:
+      result = std::ceil(a);
+      break;
+    case Op::roundeven:
+      result = std::nearbyint(a); // the default mode rounds ties to even
+      break;
     }
   }
   for (auto [index, field] : llvm::enumerate(fields))

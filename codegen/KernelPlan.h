@@ -232,6 +232,9 @@ struct UniformInstr {
     tanh,
     fma,
     copysign,
+    floor,
+    ceil,
+    roundeven, // to the nearest integer, ties to even
   };
   Op op = Op::constant;
   unsigned operands[3] = {0, 0, 0}; // indices of earlier instructions
@@ -395,10 +398,12 @@ struct KernelPlan {
   /// every written one written once, in its storage dtype.
   unsigned bytesPerElement() const;
 
-  /// Norm plans: the row length; the row kernel (kernels[0]) and the
-  /// finish kernel of the column reductions, or null; the output argument
-  /// index of each column reduction, in partials order.
+  /// The row length the kernels are for: a norm's, or a 2-D update's whose
+  /// argument types give one (0: any).
   int64_t cols = 0;
+  /// Norm plans: the row kernel (kernels[0]) and the finish kernel of the
+  /// column reductions, or null; the output argument index of each column
+  /// reduction, in partials order.
   std::vector<unsigned> columnOutputs;
   const KernelInfo &rowKernel() const { return kernels.front(); }
   const KernelInfo *finishKernel() const {

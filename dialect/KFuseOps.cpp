@@ -60,6 +60,18 @@ LogicalResult ReduceOp::verify() {
   bool inUpdate = func && isUpdate(func);
   Type inputType = getInput().getType(), resultType = getResult().getType();
   auto input = dyn_cast<RankedTensorType>(inputType);
+  if (!input && (*this)->getParentOfType<FusedOp>()) {
+    // In a region, the element's row, which the generated code holds in
+    // registers (isRowLocalReduce).
+    if (getDim() != 1 || getList() ||
+        (getKind() != ReduceKind::sum && getKind() != ReduceKind::max))
+      return emitOpError() << "in a kfuse.fused body reduces the element's "
+                              "row: dim 1, sum or max, not over the list";
+    if (resultType != inputType)
+      return emitOpError() << "result type " << resultType
+                           << " must be the element's type " << inputType;
+    return success();
+  }
   if (!input || input.getRank() == 1) {
     // A whole tensor, or in element form the element's tensor, to a scalar.
     if (!inUpdate)

@@ -61,6 +61,19 @@ def KFuse_ReduceOp : KFuse_Op<"reduce", [Pure]> {
     %col_sum = kfuse.reduce <sum> %dy dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
     ```
 
+    In a 2-D update whose rows have a static length (a multiple of 32, at
+    most 1024 elements), a sum or maximum over each row is reduced in
+    registers: the generated code holds a row in the lanes of a warp, and
+    the result is used in the same pass over memory, not in a later phase.
+    A row is then a block of a block-wise scheme, such as the absolute
+    maximum that scales a quantized state. kfuse-fuse-elementwise moves the
+    reduction into the region that computes its input, where it reduces the
+    element over its row (`f32 -> f32`, dim 1).
+
+    ```mlir
+    %absmax = kfuse.reduce <max> %m_abs dim 1 : tensor<?x256xf32> -> tensor<?x1xf32>
+    ```
+
     In an update, a 1-D tensor reduces over dimension 0 to a float scalar:
     one value per tensor (per tensor of a multi-tensor list), uniform over
     its elements, such as LAMB's norms of the param and of the update

@@ -46,6 +46,25 @@ Value getWholeTensorReduceInput(ReduceOp reduce) {
   return inner.getInput();
 }
 
+bool isRowLocalReduce(ReduceOp reduce) {
+  if (reduce.getDim() != 1 || (reduce.getKind() != ReduceKind::sum &&
+                               reduce.getKind() != ReduceKind::max))
+    return false;
+  if (reduce->getParentOfType<FusedOp>())
+    return true;
+  auto input = dyn_cast<RankedTensorType>(reduce.getInput().getType());
+  if (!input || input.getRank() != 2 || input.isDynamicDim(1))
+    return false;
+  int64_t extent = input.getDimSize(1);
+  if (extent < 32 || extent % 32 != 0 || extent > kMaxRegisterRowElements)
+    return false;
+  // The inner half of a reduction over the whole tensor accumulates with it.
+  return llvm::none_of(reduce->getUsers(), [](Operation *user) {
+    auto outer = dyn_cast<ReduceOp>(user);
+    return outer && getWholeTensorReduceInput(outer);
+  });
+}
+
 LogicalResult refuseMatrixUpdate(func::FuncOp func, StringRef who) {
   if (!isMatrixUpdate(func))
     return success();

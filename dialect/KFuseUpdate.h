@@ -39,6 +39,19 @@ bool isMatrixUpdate(mlir::func::FuncOp func);
 /// any other reduction.
 mlir::Value getWholeTensorReduceInput(ReduceOp reduce);
 
+/// Most elements of a row that a 2-D update holds in registers (a row of a
+/// static extent, a multiple of 32, no longer than this).
+constexpr int64_t kMaxRegisterRowElements = 1024;
+
+/// Whether `reduce` sums or takes the maximum over each row of a 2-D value
+/// whose rows are short enough to be held in registers (a static extent, a
+/// multiple of 32, at most kMaxRegisterRowElements): its result is then
+/// known in the same phase, as the per-block scale of a quantized state or
+/// a norm's row statistics. In a kfuse.fused body it is the reduction of
+/// the element over its row. Such reductions are fused with the math around
+/// them.
+bool isRowLocalReduce(ReduceOp reduce);
+
 /// Fails with an error at `func`, prefixed by `who` (a pass that does not
 /// take them yet), when it is a 2-D update.
 mlir::LogicalResult refuseMatrixUpdate(mlir::func::FuncOp func,

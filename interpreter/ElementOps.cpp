@@ -88,6 +88,7 @@ static std::optional<Kind> getKind(Operation *op) {
       .Case<math::CopySignOp>([](auto) { return Kind::CopySign; })
       .Case<math::FloorOp>([](auto) { return Kind::Floor; })
       .Case<math::CeilOp>([](auto) { return Kind::Ceil; })
+      .Case<math::RoundEvenOp>([](auto) { return Kind::RoundEven; })
       .Case<math::SinOp>([](auto) { return Kind::Sin; })
       .Case<math::CosOp>([](auto) { return Kind::Cos; })
       .Case<math::ErfOp>([](auto) { return Kind::Erf; })
@@ -288,6 +289,8 @@ static double evaluateUnrounded(const ElementOp &op, ArrayRef<double> x) {
     return std::floor(x[0]);
   case Kind::Ceil:
     return std::ceil(x[0]);
+  case Kind::RoundEven:
+    return std::nearbyint(x[0]); // the default mode rounds ties to even
   case Kind::Sin:
     return std::sin(x[0]);
   case Kind::Cos:
@@ -312,6 +315,7 @@ bool isDecision(const ElementOp &op) {
            op.predicate != arith::CmpFPredicate::UNO;
   case Kind::Floor:
   case Kind::Ceil:
+  case Kind::RoundEven:
   case Kind::CopySign:
   case Kind::RemF:
     return true;
@@ -340,6 +344,7 @@ bool preservesExactness(const ElementOp &op) {
   case Kind::CopySign:
   case Kind::Floor:
   case Kind::Ceil:
+  case Kind::RoundEven:
     return true;
   default:
     return false;
@@ -359,6 +364,8 @@ bool isNearDecision(const ElementOp &op, ArrayRef<double> x,
   case Kind::Floor:
   case Kind::Ceil:
     return std::fabs(x[0] - std::nearbyint(x[0])) <= slack * scales[0];
+  case Kind::RoundEven: // near a half, between two integers
+    return std::fabs(x[0] - std::floor(x[0]) - 0.5) <= slack * scales[0];
   case Kind::CopySign:
     return std::fabs(x[1]) <= slack * scales[1];
   case Kind::RemF: {

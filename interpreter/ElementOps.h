@@ -68,6 +68,7 @@ struct ElementOp {
     CopySign,
     Floor,
     Ceil,
+    RoundEven,
     Sin,
     Cos,
     Erf,

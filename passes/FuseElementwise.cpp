@@ -5,7 +5,9 @@
 // program order, which is a topological order: a group depends only on
 // earlier groups, and with no size cap and no reduction the whole update is
 // one region (producer-consumer and sibling fusion at once). A reduction
-// over a whole tensor ends a group: it needs all of its input first.
+// over a whole tensor ends a group: it needs all of its input first. One over
+// each row of a 2-D value whose rows are held in registers (isRowLocalReduce)
+// joins the group, as a reduction of the element over its row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +39,9 @@ static bool isFusable(Operation *op) {
     return false;
   if (isa<ConvertOp>(op))
     return true;
+  // A row held in registers is reduced inside the region that computes it.
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    return isRowLocalReduce(reduce);
   return op->hasTrait<OpTrait::Elementwise>() &&
          isa<arith::ArithDialect, math::MathDialect>(op->getDialect());
 }

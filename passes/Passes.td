@@ -134,6 +134,9 @@ def FuseElementwisePass : Pass<"kfuse-fuse-elementwise", "mlir::func::FuncOp"> {
     region is isolated from above and reads only function arguments. A fused
     AdamW is exactly one region. `max-group-size` caps the number of
     operations in a region (1 gives one kernel per elementwise operation).
+    A reduction over each row of rows held in registers (see
+    kfuse-schedule-phases) joins the region that computes its input, as
+    `kfuse.reduce ... dim 1 : f32 -> f32`, the element over its row.
   }];
   let options = [
     Option<"maxGroupSize", "max-group-size", "unsigned", "0",
@@ -165,6 +168,11 @@ def SchedulePhasesPass : Pass<"kfuse-schedule-phases", "mlir::func::FuncOp"> {
     write whose argument's previous value a later phase still reads. The
     ops are then ordered by phase, so that kfuse-fuse-elementwise makes one
     region of each. Updates without reductions are left alone.
+
+    A sum or maximum over each row of a 2-D value whose rows have a static
+    length of at most 1024 elements (a multiple of 32) ends no phase: the
+    generated code holds such rows in registers and uses the result in the
+    same pass, as a block-wise quantizer uses its block's absolute maximum.
 
     With `grid-barrier`, an update of several phases is marked
     `kfuse.grid_barrier`: its phases then run in one cooperative launch, a

@@ -9,7 +9,9 @@
 // wrote (the new state, as stored) or recomputes it from values it can read,
 // as LAMB's second pass recomputes its update direction from the moments
 // the first pass stored. The ops are then ordered by phase, so that each
-// phase is one run of ops that kfuse-fuse-elementwise makes one region.
+// phase is one run of ops that kfuse-fuse-elementwise makes one region. A
+// reduction of each row of rows held in registers (isRowLocalReduce) ends
+// no phase: its result is known in the pass that reads the row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -262,8 +264,10 @@ void PhaseScheduler::assignPhases() {
         phase = std::max(phase, phaseOfValue(operand.get()));
     // A whole-tensor reduction of a row or column reduction accumulates
     // in the inner one's phase, from its input.
+    // A row held in registers is reduced within its phase.
     if (auto reduce = dyn_cast<ReduceOp>(op);
-        reduce && !getWholeTensorReduceInput(reduce))
+        reduce && !getWholeTensorReduceInput(reduce) &&
+        !isRowLocalReduce(reduce))
       phase = std::max(phase + 1, deferredTo.lookup(&op));
     phaseOf[&op] = phase;
     numPhases = std::max(numPhases, phase + 1);
@@ -348,8 +352,8 @@ bool PhaseScheduler::deferReductions() {
   }
   bool deferred = false;
   for (auto reduce : body.getOps<ReduceOp>()) {
-    if (getWholeTensorReduceInput(reduce))
-      continue; // follows its inner reduction
+    if (getWholeTensorReduceInput(reduce) || isRowLocalReduce(reduce))
+      continue; // follows its inner reduction, or ends no phase
     unsigned earliest = phaseOf.lookup(reduce);
     unsigned needed = neededPhase(reduce.getResult());
     // The latest phase before the result is needed whose own reads cover
@@ -387,7 +391,8 @@ LogicalResult PhaseScheduler::run() {
     if (!isa<WriteOp>(op))
       ops.push_back(&op);
   for (Operation *op : ops) {
-    unsigned phase = phaseOf.lookup(op) - isa<ReduceOp>(op);
+    auto reduce = dyn_cast<ReduceOp>(op);
+    unsigned phase = phaseOf.lookup(op) - (reduce && !isRowLocalReduce(reduce));
     for (OpOperand &operand : op->getOpOperands()) {
       if (!readsElements(op, operand.getOperandNumber()))
         continue;

@@ -237,6 +237,13 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   if (llvm::Error error =
           checkMultiTensorPlan(plan, infos, options.gradScaling))
     return std::move(error);
+  // Kernels made for one row length (the argument types') take no other.
+  for (auto [group, cols] : llvm::enumerate(options.cols))
+    if (plan.cols > 0 && cols != plan.cols)
+      return invalid("group " + llvm::Twine(group) + " has rows of " +
+                     llvm::Twine(cols) + " elements, but '" +
+                     update.sourceName() + "' is for rows of " +
+                     llvm::Twine(plan.cols) + " (its argument types)");
   llvm::Expected<DeviceInfo> device = driver->currentDevice();
   if (!device)
     return device.takeError();

@@ -35,6 +35,20 @@ func.func @rows_and_columns(%x: tensor<?x?xf32>, %r: tensor<?x1xf32>,
   return
 }
 
+// A region of rows held in registers: the element's row reduced inside it.
+// CHECK-LABEL: func.func @row_in_registers
+func.func @row_in_registers(%x: tensor<?x256xf32>) {
+  %y = kfuse.fused(%x) : (tensor<?x256xf32>) -> tensor<?x256xf32> {
+  ^bb0(%e: f32):
+    // CHECK: kfuse.reduce <max> %{{.*}} dim 1 : f32 -> f32
+    %a = math.absf %e : f32
+    %m = kfuse.reduce <max> %a dim 1 : f32 -> f32
+    %q = arith.divf %e, %m : f32
+    kfuse.yield %q : f32
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @mixed
 func.func @mixed(%p: tensor<8xbf16> {kfuse.role = #kfuse.role<param>},
                  %m: tensor<8xf32> {kfuse.role = #kfuse.role<state>},

@@ -1,0 +1,106 @@
+// RUN: kfuse compile %s --emit=mlir | FileCheck %s --check-prefix=MLIR
+// RUN: kfuse compile %s --emit=cuda | FileCheck %s
+// RUN: kfuse compile %s --emit=ptx --codegen=cuda --arch=sm_80 | FileCheck %s --check-prefix=PTX
+// RUN: kfuse compile %s --emit=ptx --codegen=cuda --arch=sm_90 --param-dtype=bf16 --state-dtype=bf16 | FileCheck %s --check-prefix=PTX
+// RUN: kfuse check %s --steps=1 | FileCheck %s --check-prefix=VERIFY
+// RUN: kfuse check %S/Inputs/register-rows-two-levels.mlir | FileCheck %s --check-prefix=VERIFY-TWO
+// RUN: kfuse compile %S/Inputs/register-rows-two-levels.mlir --emit=cuda | FileCheck %s --check-prefix=TWO
+// RUN: not kfuse check %S/Inputs/register-rows-variance.mlir | FileCheck %s --check-prefix=VARIANCE
+
+// Rows of a static length (a multiple of 32, at most 1024 elements) are held
+// in registers where a phase reduces them: the reduction is fused with the
+// math around it, and its result is used in the same pass over memory. Here,
+// momentum stored as integers of a per-block scale, one block of 256
+// elements a row (8-bit block-wise quantization, with the state in f32):
+//
+//   m     = beta * q_old * scale_old + (1 - beta) * g
+//   scale = max |m| over the block / 127
+//   q     = round(m / scale)               (ties to even)
+//   p     = p - lr * q * scale
+//
+// Row 0 of a tensor is elements 0 to 255, so the same kernel serves any
+// tensor whose size is a multiple of 256, viewed as rows of 256.
+
+func.func @block_rounded_momentum(
+    %param: tensor<?x256xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %grad: tensor<?x256xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+    %q: tensor<?x256xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "codes"},
+    %scale: tensor<?x1xf32> {kfuse.role = #kfuse.role<state>, kfuse.name = "scale"},
+    %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr", kfuse.default = 1.0e-2 : f32},
+    %beta: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "beta", kfuse.default = 0.9 : f32})
+    attributes {kfuse.update} {
+  %one = arith.constant 1.0 : f32
+  %levels = arith.constant 127.0 : f32
+  %scale_e = kfuse.broadcast %scale like %q : tensor<?x1xf32>, tensor<?x256xf32>
+  %m_old = arith.mulf %q, %scale_e : tensor<?x256xf32>
+  %beta_e = kfuse.broadcast %beta like %q : f32, tensor<?x256xf32>
+  %one_minus = arith.subf %one, %beta : f32
+  %one_minus_e = kfuse.broadcast %one_minus like %q : f32, tensor<?x256xf32>
+  %kept = arith.mulf %m_old, %beta_e : tensor<?x256xf32>
+  %added = arith.mulf %grad, %one_minus_e : tensor<?x256xf32>
+  %m = arith.addf %kept, %added : tensor<?x256xf32>
+  %m_abs = math.absf %m : tensor<?x256xf32>
+  %absmax = kfuse.reduce <max> %m_abs dim 1 : tensor<?x256xf32> -> tensor<?x1xf32>
+  %levels_r = kfuse.broadcast %levels like %absmax : f32, tensor<?x1xf32>
+  %new_scale = arith.divf %absmax, %levels_r : tensor<?x1xf32>
+  %new_scale_e = kfuse.broadcast %new_scale like %q : tensor<?x1xf32>, tensor<?x256xf32>
+  %ratio = arith.divf %m, %new_scale_e : tensor<?x256xf32>
+  %new_q = math.roundeven %ratio : tensor<?x256xf32>
+  %m_stored = arith.mulf %new_q, %new_scale_e : tensor<?x256xf32>
+  %lr_e = kfuse.broadcast %lr like %q : f32, tensor<?x256xf32>
+  %delta = arith.mulf %lr_e, %m_stored : tensor<?x256xf32>
+  %new_param = arith.subf %param, %delta : tensor<?x256xf32>
+  kfuse.write %new_param to %param : tensor<?x256xf32>
+  kfuse.write %new_q to %q : tensor<?x256xf32>
+  kfuse.write %new_scale to %scale : tensor<?x1xf32>
+  return
+}
+
+// One region: the reduction of each row is inside it, not a phase boundary.
+// MLIR:      kfuse.fused
+// MLIR:        %[[ABS:.*]] = math.absf
+// MLIR-NEXT:   %[[MAX:.*]] = kfuse.reduce <max> %[[ABS]] dim 1 : f32 -> f32
+// MLIR-NEXT:   arith.divf %[[MAX]]
+// MLIR-NOT:  kfuse.fused
+
+// One kernel: each lane adds its elements to its part of the row's maximum
+// in a first call of the element function, the row's lanes combine their
+// parts, and a second call takes the total and stores.
+// CHECK:       1 kernel(s)
+// CHECK:       {{^}}kfuse_block_rounded_momentum_multi_element(const {{.*}} &u, float codes_in, float scale_in, float grad_in, float param_in, float row_total0, float &codes_out, float &scale_out, float &param_out, float &row_part0) {
+// CHECK:         row_part0 = kfuse_maximumf(row_part0, v{{[0-9]+}});
+// CHECK:       Rows of 256 elements in registers: 32 lanes a row, 2 vector(s) of 4 a lane.
+// CHECK:       for (long long rb = r0 + threadIdx.x / 32 * 1; rb < r1;
+// CHECK:         float row_part0 = __int_as_float(0xff800000);
+// CHECK:         kfuse_block_rounded_momentum_multi_element(u, {{.*}}, 0.0f, {{.*}}, row_part0);
+// CHECK:         row_part0 = kfuse_maximumf(row_part0, __shfl_xor_sync(0xffffffffu, row_part0, kfuse_m));
+// CHECK-NEXT:    row_total0 = row_part0;
+// CHECK:         kfuse_block_rounded_momentum_multi_element(u, {{.*}}, row_total0, {{.*}}, kfuse_unused);
+// CHECK:         reinterpret_cast<kfuse_f32x4 *>(codes)[r * 64 + k * 32 + kfuse_lane] = codes_w[k];
+// CHECK:         if (kfuse_lane == 0)
+// CHECK-NEXT:      scale[r] = scale_w;
+// Unaligned tensors take the same rows one element at a time.
+// CHECK:       Rows of 256 elements in registers: 32 lanes a row, 8 vector(s) of 1 a lane.
+
+// The compiler keeps one copy of the math both calls share: one rounding
+// per element a lane holds (8), in each of the two loops.
+// PTX-COUNT-16: cvt.rni.f32.f32
+// PTX-NOT:      cvt.rni.f32.f32
+
+// VERIFY: 2-D update 'block_rounded_momentum', 1 step,
+// VERIFY: check: 4 passed, 0 failed
+// VERIFY: emit: OK
+
+// A reduction of values that need another row's total: three calls, the
+// second taking the first total, the last both.
+// VERIFY-TWO: check: 4 passed, 0 failed
+// VERIFY-TWO: emit: OK
+// TWO:       Rows of 128 elements in registers: 32 lanes a row, 1 vector(s) of 4 a lane.
+// TWO:       kfuse_row_normalized_multi_element(u, {{.*}}, 0.0f, 0.0f, {{.*}}, row_part0, kfuse_unused);
+// TWO:       row_total0 = row_part0;
+// TWO:       kfuse_row_normalized_multi_element(u, {{.*}}, row_total0, 0.0f, {{.*}}, kfuse_unused, row_part1);
+// TWO:       row_total1 = row_part1;
+// TWO:       kfuse_row_normalized_multi_element(u, {{.*}}, row_total0, row_total1, {{.*}}, kfuse_unused, kfuse_unused);
+
+// VARIANCE: check: 4 passed, 0 failed
+// VARIANCE: emit: FAIL: {{.*}}register-rows-variance.mlir:11:9: error: 'kfuse.reduce' op computes a variance, which the update schedules do not generate code for
