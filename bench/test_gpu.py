@@ -786,49 +786,57 @@ def block_rounded_reference(p, g, codes, scale, lr, beta):
 @test
 def multi_tensor_rows_in_registers_match_torch():
     """A phase that reduces rows held in registers (the per-block scale of
-    a block-quantized state): one launch over GPT-2 small's list viewed as
-    rows of 256, against torch in f32, and its speed against a copy."""
+    a block-quantized state): one launch over GPT-2 small's list in its own
+    shapes, which a kernel for rows of 256 views as rows of 256, against
+    torch in f32, and its speed against a copy."""
     import bench_multi_tensor
-    sizes = [math.prod(shape) for shape in bench_multi_tensor.gpt2_shapes()]
+    shapes = bench_multi_tensor.gpt2_shapes()
+    sizes = [math.prod(shape) for shape in shapes]
     gen = torch.Generator(device="cuda").manual_seed(7)
 
-    def rand(n, scale=1.0):
-        return torch.randn(n // 256, 256, device="cuda", generator=gen) * scale
+    def rand(shape, scale=1.0):
+        return torch.randn(shape, device="cuda", generator=gen) * scale
 
-    ps = [rand(n) for n in sizes]
-    gs = [rand(n, 1e-2) for n in sizes]
-    codes = [torch.round(rand(n, 40.0)).clamp_(-127, 127) for n in sizes]
-    scales = [rand(n, 1e-4)[:, :1].abs().contiguous() for n in sizes]
+    ps = [rand(shape) for shape in shapes]
+    gs = [rand(shape, 1e-2) for shape in shapes]
+    codes = [torch.round(rand(shape, 40.0)).clamp_(-127, 127)
+             for shape in shapes]
+    scales = [rand(n // 256, 1e-4).abs() for n in sizes]
     hp = dict(lr=1e-2, beta=0.9)
-    ref = [block_rounded_reference(p, g, c, sc, **hp)
+    ref = [block_rounded_reference(p.view(-1, 256), g.view(-1, 256),
+                                   c.view(-1, 256), sc.view(-1, 1), **hp)
            for p, g, c, sc in zip(ps, gs, codes, scales)]
     opt = kfuse.multi_tensor(str(REGISTER_ROWS), params=ps, grads=gs,
                              states={"codes": codes, "scale": scales}, **hp)
+    assert opt.update.row_length == 256, opt.update.row_length
     assert opt.launches_per_step == 1, opt.launches_per_step
     opt.step()
     torch.cuda.synchronize()
-    worst_p = max(rel_l2(p, want[0]) for p, want in zip(ps, ref))
-    worst_s = max(rel_l2(sc, want[2]) for sc, want in zip(scales, ref))
-    flips = sum(int((c != want[1]).sum()) for c, want in zip(codes, ref))
-    far = max(float((c - want[1]).abs().max()) for c, want in zip(codes, ref))
+    worst_p = max(rel_l2(p.view(-1, 256), want[0])
+                  for p, want in zip(ps, ref))
+    worst_s = max(rel_l2(sc.view(-1, 1), want[2])
+                  for sc, want in zip(scales, ref))
+    flips = sum(int((c.view(-1, 256) != want[1]).sum())
+                for c, want in zip(codes, ref))
+    far = max(float((c.view(-1, 256) - want[1]).abs().max())
+              for c, want in zip(codes, ref))
     total = sum(sizes)
     assert worst_p <= 1e-6 and worst_s <= 1e-6, (worst_p, worst_s)
     assert far <= 1.0 and flips <= total * 1e-4, (flips, far)
 
-    # A plan made for rows of 256 takes no other rows.
-    rows128 = [torch.zeros(4, 128, device="cuda") for _ in range(3)]
+    # A tensor whose size is not a multiple of the rows of 256.
+    odd = [torch.zeros(400, device="cuda") for _ in range(3)]
     try:
-        kfuse.multi_tensor(str(REGISTER_ROWS), params=rows128[:1],
-                           grads=rows128[1:2],
-                           states={"codes": rows128[2:],
-                                   "scale": [torch.zeros(4, 1,
-                                                         device="cuda")]},
+        kfuse.multi_tensor(str(REGISTER_ROWS), params=odd[:1],
+                           grads=odd[1:2],
+                           states={"codes": odd[2:],
+                                   "scale": [torch.zeros(1, device="cuda")]},
                            **hp)
     except kfuse.KfuseError as error:
         assert error.status == "INVALID_ARGUMENT", error.status
-        assert "is for rows of 256" in str(error), str(error)
+        assert "does not divide the 400 elements" in str(error), str(error)
     else:
-        raise AssertionError("rows of 128 ran a plan for rows of 256")
+        raise AssertionError("400 elements ran as rows of 256")
 
     # Bytes: param and codes read and written, grads read, a scale per row.
     moved = total * 20 + total // 256 * 8

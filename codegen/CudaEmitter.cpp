@@ -101,18 +101,8 @@ LogicalResult UpdateEmitter::readAttributes() {
               "table gives each tensor's row length); run kfuse-horizontal";
   // A row length in the argument types: the kernels are for it alone (and
   // hold rows in registers where they reduce them).
-  for (auto [index, type] : llvm::enumerate(update.getArgumentTypes())) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!matrix || !tensor || tensor.getRank() != 2 || tensor.isDynamicDim(1) ||
-        tensor.getDimSize(1) == 1)
-      continue;
-    if (plan.cols != 0 && plan.cols != tensor.getDimSize(1))
-      return update.emitOpError()
-             << "argument '" << getArgName(update, index) << "' has rows of "
-             << tensor.getDimSize(1) << " elements, another argument rows of "
-             << plan.cols << "; the rows of a 2-D update have one length";
-    plan.cols = tensor.getDimSize(1);
-  }
+  if (matrix)
+    plan.cols = getStaticRowLength(update);
   plan.checksFoundInf = update->hasAttr(KFuseDialect::kFoundInfAttrName);
   if (plan.checksFoundInf && !plan.multiTensor)
     return update.emitOpError()

@@ -65,6 +65,16 @@ bool isRowLocalReduce(ReduceOp reduce) {
   });
 }
 
+int64_t getStaticRowLength(func::FuncOp func) {
+  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (getArgRole(func, index) == Role::param && tensor &&
+        tensor.getRank() == 2 && !tensor.isDynamicDim(1))
+      return tensor.getDimSize(1);
+  }
+  return 0;
+}
+
 LogicalResult refuseMatrixUpdate(func::FuncOp func, StringRef who) {
   if (!isMatrixUpdate(func))
     return success();

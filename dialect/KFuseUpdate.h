@@ -52,6 +52,12 @@ constexpr int64_t kMaxRegisterRowElements = 1024;
 /// them.
 bool isRowLocalReduce(ReduceOp reduce);
 
+/// The row length a 2-D update's argument types fix (its params' static
+/// second extent, which the verifier makes every element tensor's), or 0
+/// when they fix none: its kernels are for that length alone, and a tensor
+/// of any shape whose size is a multiple of it runs as rows of it.
+int64_t getStaticRowLength(mlir::func::FuncOp func);
+
 /// Fails with an error at `func`, prefixed by `who` (a pass that does not
 /// take them yet), when it is a 2-D update.
 mlir::LogicalResult refuseMatrixUpdate(mlir::func::FuncOp func,

@@ -143,6 +143,10 @@ int kfuse_update_is_matrix(const kfuse_update *update) {
   return update && update->update->isMatrix() ? 1 : 0;
 }
 
+int64_t kfuse_update_row_length(const kfuse_update *update) {
+  return update ? update->update->rowLength() : 0;
+}
+
 kfuse_status kfuse_update_arg_info(const kfuse_update *update, size_t index,
                                    kfuse_arg_info *out) {
   return guarded([&] {

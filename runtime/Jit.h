@@ -127,6 +127,9 @@ public:
   /// Whether the update is 2-D (isMatrixUpdate): it runs as a plan, and
   /// interpret takes its rows and columns.
   bool isMatrix() const { return matrix; }
+  /// The row length its argument types fix (getStaticRowLength), or 0: a
+  /// plan then views every group's tensors as rows of it.
+  int64_t rowLength() const { return fixedRowLength; }
   /// Fails for a 2-D update, which only a plan launches (its table gives
   /// each tensor's row length).
   llvm::Error checkSingleTensorLaunch() const;
@@ -178,8 +181,9 @@ public:
 private:
   friend class Kernel;
   Update(llvm::StringRef text, llvm::StringRef sourceName,
-         std::vector<ArgInfo> args, bool matrix)
-      : KernelOfKind(text, sourceName, std::move(args)), matrix(matrix) {}
+         std::vector<ArgInfo> args, bool matrix, int64_t rowLength)
+      : KernelOfKind(text, sourceName, std::move(args)), matrix(matrix),
+        fixedRowLength(rowLength) {}
   llvm::Expected<std::shared_ptr<CompiledUpdate>>
   compileUncached(const Specialization &spec, const PipelineOptions &options,
                   CudaDriver &driver, const DeviceInfo &device, bool *made);
@@ -197,6 +201,7 @@ private:
               const PipelineOptions &options, CudaDriver *driver,
               const DeviceInfo *device);
   bool matrix = false;
+  int64_t fixedRowLength = 0;
   bool specializeNumel = false;
   /// Modules already looked up, by specialization, options and context.
   LaunchEntries<Specialization, PipelineOptions, CompiledUpdate> launchEntries;

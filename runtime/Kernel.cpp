@@ -29,8 +29,9 @@ Kernel::create(llvm::StringRef text, llvm::StringRef sourceName,
     return std::unique_ptr<Kernel>(
         new Norm(text, sourceName, describeArgs(findNorm(module))));
   mlir::func::FuncOp update = findUpdate(module);
-  return std::unique_ptr<Kernel>(new Update(
-      text, sourceName, describeArgs(update), isMatrixUpdate(update)));
+  return std::unique_ptr<Kernel>(
+      new Update(text, sourceName, describeArgs(update), isMatrixUpdate(update),
+                 isMatrixUpdate(update) ? getStaticRowLength(update) : 0));
 }
 
 llvm::Expected<std::unique_ptr<Kernel>>

@@ -210,8 +210,13 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
                        : "'" + update.sourceName() +
                              "' is not a 2-D update; row lengths apply only "
                              "to 2-D updates");
+  // Kernels made for one row length (the argument types') view every
+  // group's tensors as rows of it, whatever their shapes.
+  std::vector<int64_t> cols(options.cols.begin(), options.cols.end());
+  if (update.rowLength() > 0)
+    cols.assign(numGroups, update.rowLength());
   llvm::Expected<Specialization> spec =
-      specializeMultiTensor(infos, groups, numGroups, options.cols);
+      specializeMultiTensor(infos, groups, numGroups, cols);
   if (!spec)
     return spec.takeError();
   if (hyperValues.size() != infos.size())
@@ -237,13 +242,6 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   if (llvm::Error error =
           checkMultiTensorPlan(plan, infos, options.gradScaling))
     return std::move(error);
-  // Kernels made for one row length (the argument types') take no other.
-  for (auto [group, cols] : llvm::enumerate(options.cols))
-    if (plan.cols > 0 && cols != plan.cols)
-      return invalid("group " + llvm::Twine(group) + " has rows of " +
-                     llvm::Twine(cols) + " elements, but '" +
-                     update.sourceName() + "' is for rows of " +
-                     llvm::Twine(plan.cols) + " (its argument types)");
   llvm::Expected<DeviceInfo> device = driver->currentDevice();
   if (!device)
     return device.takeError();
@@ -275,7 +273,7 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
   }
   llvm::Expected<MultiTensorTable> table = buildMultiTensorTable(
       gatherTableTensors(groups, infos.size(), plan.tensorArgs), names,
-      vectorWidth, options.chunkElements, levels, options.cols);
+      vectorWidth, options.chunkElements, levels, cols);
   if (!table)
     return table.takeError();
   self.chunkCount = static_cast<long long>(table->chunks.size());

@@ -89,6 +89,11 @@ KFUSE_API size_t kfuse_update_num_args(const kfuse_update *update);
  * column): it runs as a plan with row lengths (kfuse_plan_create_matrix) and
  * is interpreted with kfuse_update_interpret_matrix. */
 KFUSE_API int kfuse_update_is_matrix(const kfuse_update *update);
+/* The row length a 2-D update's argument types fix (e.g. 256 for
+ * tensor<?x256xf32> params), or 0 when they fix none (or for a null or 1-D
+ * update). Its plans view every group's tensors, of any shape, as rows of
+ * that length; a tensor whose size is not a multiple of it is an error. */
+KFUSE_API int64_t kfuse_update_row_length(const kfuse_update *update);
 KFUSE_API kfuse_status kfuse_update_arg_info(const kfuse_update *update,
                                              size_t index, kfuse_arg_info *out);
 

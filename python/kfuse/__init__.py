@@ -66,6 +66,11 @@ class Update(Kernel):
         # as a multi-tensor plan only, given each param's row length.
         is_matrix = getattr(lib(), "kfuse_update_is_matrix", None)
         self.is_matrix = bool(is_matrix(handle)) if is_matrix else False
+        # A row length fixed by the argument types (tensor<?x256xf32>): its
+        # plans take tensors of any shape whose size is a multiple of it,
+        # as rows of it (blocks of a block-wise scheme); 0 when none.
+        row_length = getattr(lib(), "kfuse_update_row_length", None)
+        self.row_length = int(row_length(handle)) if row_length else 0
 
     def __repr__(self):
         return "kfuse.Update(" + ", ".join(

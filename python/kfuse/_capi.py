@@ -207,6 +207,7 @@ def lib():
             ctypes.c_size_t, ctypes.POINTER(ctypes.c_int64), ctypes.c_int,
             ctypes.POINTER(plan_p)]),
         "kfuse_update_is_matrix": (ctypes.c_int, [update_p]),
+        "kfuse_update_row_length": (ctypes.c_int64, [update_p]),
         "kfuse_plan_destroy": (None, [plan_p]),
         "kfuse_plan_step": (status, [plan_p, ctypes.c_void_p]),
         "kfuse_plan_step_phases": (status, [

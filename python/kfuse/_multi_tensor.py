@@ -94,12 +94,14 @@ class _Plan:
         self.handle = ctypes.c_void_p()
         with torch.cuda.device(self.device):
             if update.is_matrix:
-                # Each group's row length: the last extent of its params.
+                # Each group's row length: the one the update fixes, else
+                # the last extent of its params.
                 source = next(info.name for info in arg_infos
                               if info.role != "hyper" and
                               getattr(info, "level", "element") == "element")
                 cols = (ctypes.c_int64 * len(indices))(*(
-                    groups[index][source].shape[-1] for index in indices))
+                    update.row_length or groups[index][source].shape[-1]
+                    for index in indices))
                 check(lib().kfuse_plan_create_matrix(
                     update._handle, args, len(indices), nargs, cols, flags,
                     ctypes.byref(self.handle)))
@@ -334,8 +336,8 @@ class MultiTensorUpdate:
                                          "the group's other tensors")
             if name in self._per_tensor:
                 check_per_tensor(torch, tensor, where)
-            elif self.update.is_matrix and name in self._element_names and \
-                    tensor.dim() != 2:
+            elif self.update.is_matrix and not self.update.row_length and \
+                    name in self._element_names and tensor.dim() != 2:
                 raise _invalid(f"{where} has shape {tuple(tensor.shape)}; "
                                "the update is 2-D, which takes matrices")
         return dict(group)

@@ -65,6 +65,26 @@ TEST(JitTest, DescribesArguments) {
   EXPECT_NEAR(*update->args()[4].defaultValue, 1e-3, 1e-9);
 }
 
+// A 2-D update whose argument types fix a row length says so (its plans
+// view every tensor as rows of it); AdamW and Adafactor fix none.
+TEST(JitTest, RowLengthFromArgumentTypes) {
+  llvm::Expected<std::unique_ptr<Update>> rows =
+      Update::createFromFile(std::string(KFUSE_SOURCE_DIR) +
+                             "/test/Codegen/cuda-matrix-register-rows.mlir");
+  ASSERT_TRUE(static_cast<bool>(rows)) << llvm::toString(rows.takeError());
+  EXPECT_TRUE((*rows)->isMatrix());
+  EXPECT_EQ((*rows)->rowLength(), 256);
+  llvm::Expected<std::unique_ptr<Update>> adafactor = Update::createFromFile(
+      std::string(KFUSE_SOURCE_DIR) + "/library/optim/adafactor.mlir");
+  ASSERT_TRUE(static_cast<bool>(adafactor))
+      << llvm::toString(adafactor.takeError());
+  EXPECT_TRUE((*adafactor)->isMatrix());
+  EXPECT_EQ((*adafactor)->rowLength(), 0);
+  std::unique_ptr<Update> adamw = loadAdamw();
+  ASSERT_TRUE(adamw);
+  EXPECT_EQ(adamw->rowLength(), 0);
+}
+
 TEST(JitTest, ParseErrorIsCategorized) {
   llvm::Expected<std::unique_ptr<Update>> update =
       Update::create("func.func @broken(", "broken.mlir");
