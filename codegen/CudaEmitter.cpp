@@ -587,7 +587,11 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       elementBody += row.kind == ReduceKind::max
                          ? fmt::format("  {0} = kfuse_maximumf({0}, {1});\n",
                                        row.accumulator, value)
+                     : row.kind == ReduceKind::variance
+                         ? fmt::format("  kfuse_moments_add({}, {});\n",
+                                       row.accumulator, value)
                          : fmt::format("  {} += {};\n", row.accumulator, value);
+      usesMoments |= row.kind == ReduceKind::variance;
       varyingNames[reduce.getResult()] = row.total;
       rowDepth[reduce.getResult()] = row.depth;
       kernel.rowLocals.push_back(std::move(row));
@@ -784,7 +788,9 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   for (const ChunkReduction &reduction : kernel.reductions)
     elementParams.push_back("float &" + reduction.accumulator);
   for (const KernelBody::RowLocal &row : kernel.rowLocals)
-    elementParams.push_back("float &" + row.accumulator);
+    elementParams.push_back(
+        (row.kind == ReduceKind::variance ? "kfuse_moments &" : "float &") +
+        row.accumulator);
   if (kernel.scansGrads)
     elementParams.push_back("bool &kfuse_nonfinite");
   out += fmt::format("static __device__ __forceinline__ void\n{}({}) {{\n{}}}"
@@ -1131,7 +1137,8 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
                      ? getMultiTensorReducePrelude().str() + "\n"
                      : "") +
                 (gridBarrier ? getGridBarrierPrelude().str() + "\n" : "") +
-                (plan.matrix ? getMatrixPrelude().str() + "\n" : "")
+                (plan.matrix ? getMatrixPrelude().str() + "\n" : "") +
+                (usesMoments ? getMomentsPrelude().str() + "\n" : "")
           : "",
       vectorTypeDefs, vectorTypeDefs.empty() ? "" : "\n", kernels);
   return std::move(plan);

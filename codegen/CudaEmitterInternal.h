@@ -261,6 +261,8 @@ private:
   SmallVector<ReduceOp> reduces;
   /// The update is 2-D (isMatrixUpdate).
   bool matrix = false;
+  /// A kernel reduces a row's variance in registers (the moments helpers).
+  bool usesMoments = false;
   SmallVector<WriteOp> writes;
   /// Per kernel, the writes of states at the tensor level it stores.
   DenseMap<unsigned, SmallVector<WriteOp>> tensorStateWrites;

@@ -45,50 +45,6 @@ ArgLevel levelOf(const ArgInfo &arg) {
   return arg.role == ArgRole::hyper ? ArgLevel::tensor : arg.level;
 }
 
-/// Device helpers of `variance` row reductions: Chan et al.'s merge of two
-/// parts' (count, mean, sum of squared deviations). The share of the second
-/// part takes the fast division: its last-bit error is far below the
-/// rounding of the sums it weighs, and the merge runs per thread and row.
-constexpr llvm::StringLiteral kMomentsPrelude = R"cuda(
-static __device__ __forceinline__ void kfuse_merge_moments(
-    float &n, float &mean, float &m2, float nb, float meanb, float m2b) {
-  const float total = n + nb;
-  const float share = total > 0.0f ? __fdividef(nb, total) : 0.0f;
-  const float delta = meanb - mean;
-  mean = fmaf(delta, share, mean);
-  m2 = m2 + m2b + delta * delta * n * share;
-  n = total;
-}
-
-// One butterfly step with the lane `m` away: both partners merge the lower
-// lane's part first, so they end with the same bits.
-static __device__ __forceinline__ void kfuse_shuffle_moments(
-    float &n, float &mean, float &m2, int m, bool upper) {
-  const float on = __shfl_xor_sync(0xffffffffu, n, m);
-  const float om = __shfl_xor_sync(0xffffffffu, mean, m);
-  const float oq = __shfl_xor_sync(0xffffffffu, m2, m);
-  float an = upper ? on : n, am = upper ? om : mean, aq = upper ? oq : m2;
-  kfuse_merge_moments(an, am, aq, upper ? n : on, upper ? mean : om,
-                      upper ? m2 : oq);
-  n = an;
-  mean = am;
-  m2 = aq;
-}
-
-// The butterfly step where both partners hold as many elements (every
-// thread owns the same count): the merge is symmetric in its operands, so
-// the partners need no ordering, and the count is not exchanged.
-static __device__ __forceinline__ void kfuse_shuffle_equal_moments(
-    float &n, float &mean, float &m2, int m) {
-  const float om = __shfl_xor_sync(0xffffffffu, mean, m);
-  const float oq = __shfl_xor_sync(0xffffffffu, m2, m);
-  const float delta = om - mean;
-  mean = 0.5f * (mean + om);
-  m2 = (m2 + oq) + delta * delta * (0.5f * n);
-  n = n + n;
-}
-)cuda";
-
 /// Device helpers of staged rows: asynchronous copies into shared memory
 /// (cp.async, sm_80 and later; a load and a store before) and reads back.
 constexpr llvm::StringLiteral kStagingPrelude = R"cuda(
@@ -1270,7 +1226,7 @@ LogicalResult SourceEmitter::emit() {
       layout.rows,
       getCudaPrelude().str() +
           (layout.stages > 0 ? kStagingPrelude.str() : std::string()) +
-          (usesVariance ? kMomentsPrelude.str() : std::string()),
+          (usesVariance ? getMomentsPrelude().str() : std::string()),
       vectorTypeDefs, kernels);
   return success();
 }

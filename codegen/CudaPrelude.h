@@ -13,6 +13,11 @@ namespace kfuse {
 /// headers.
 llvm::StringRef getCudaPrelude();
 
+/// Device helpers of `variance` reductions over rows: Chan et al.'s merge of
+/// two parts' (count, mean, sum of squared deviations), its butterfly steps,
+/// and a thread's part accumulated element by element (kfuse_moments).
+llvm::StringRef getMomentsPrelude();
+
 } // namespace kfuse
 
 #endif // KFUSE_CODEGEN_CUDAPRELUDE_H

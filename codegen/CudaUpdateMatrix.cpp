@@ -473,7 +473,9 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
         },
         [&](const KernelBody::RowLocal &row) {
           return row.depth == stage ? row.accumulator
-                                    : std::string("kfuse_unused");
+                 : row.kind == ReduceKind::variance
+                     ? std::string("kfuse_unused_moments")
+                     : std::string("kfuse_unused");
         });
     return fmt::format("#pragma unroll\n"
                        "          for (int k = 0; k < {0}; ++k) {{\n"
@@ -500,17 +502,40 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   out += loads + outputs;
   for (const KernelBody::RowLocal &row : kernel.rowLocals)
     out += fmt::format("        float {} = 0.0f;\n", row.total);
+  if (llvm::any_of(kernel.rowLocals, [](const KernelBody::RowLocal &row) {
+        return row.kind == ReduceKind::variance;
+      }))
+    out += "        kfuse_moments kfuse_unused_moments = {};\n";
   for (unsigned stage = 1; stage <= depth; ++stage) {
     for (const KernelBody::RowLocal &row : kernel.rowLocals)
-      if (row.depth == stage)
+      if (row.depth == stage && row.kind == ReduceKind::variance)
+        out +=
+            fmt::format("        kfuse_moments {} = {{}};\n", row.accumulator);
+      else if (row.depth == stage)
         out += fmt::format("        float {} = {};\n", row.accumulator,
                            getReduceIdentity(row.kind));
     out += "        if (kfuse_valid) {\n" + call(stage) + "          }\n" +
            "        }\n";
-    // Each row's lanes combine their parts in a fixed butterfly.
+    // Each row's lanes combine their parts in a fixed butterfly; a
+    // variance's parts (each of as many elements) by Chan's merge.
     for (const KernelBody::RowLocal &row : kernel.rowLocals) {
       if (row.depth != stage)
         continue;
+      if (row.kind == ReduceKind::variance) {
+        out += fmt::format(
+            "        {{\n"
+            "          float kfuse_n, kfuse_mean, kfuse_m2;\n"
+            "          kfuse_moments_done({1}, kfuse_n, kfuse_mean, "
+            "kfuse_m2);\n"
+            "#pragma unroll\n"
+            "          for (int kfuse_m = {0}; kfuse_m > 0; kfuse_m >>= 1)\n"
+            "            kfuse_shuffle_equal_moments(kfuse_n, kfuse_mean, "
+            "kfuse_m2, kfuse_m);\n"
+            "          {2} = kfuse_n > 0.0f ? kfuse_m2 / kfuse_n : 0.0f;\n"
+            "        }}\n",
+            lanes / 2, row.accumulator, row.total);
+        continue;
+      }
       out += fmt::format(
           "#pragma unroll\n"
           "        for (int kfuse_m = {0}; kfuse_m > 0; kfuse_m >>= 1)\n"

@@ -63,10 +63,10 @@ LogicalResult ReduceOp::verify() {
   if (!input && (*this)->getParentOfType<FusedOp>()) {
     // In a region, the element's row, which the generated code holds in
     // registers (isRowLocalReduce).
-    if (getDim() != 1 || getList() ||
-        (getKind() != ReduceKind::sum && getKind() != ReduceKind::max))
+    if (getDim() != 1 || getList() || getKind() == ReduceKind::mean)
       return emitOpError() << "in a kfuse.fused body reduces the element's "
-                              "row: dim 1, sum or max, not over the list";
+                              "row: dim 1, sum, max or variance, not over the "
+                              "list";
     if (resultType != inputType)
       return emitOpError() << "result type " << resultType
                            << " must be the element's type " << inputType;

@@ -62,7 +62,7 @@ def KFuse_ReduceOp : KFuse_Op<"reduce", [Pure]> {
     ```
 
     In a 2-D update whose rows have a static length (a multiple of 32, at
-    most 1024 elements), a sum or maximum over each row is reduced in
+    most 1024 elements), a sum, maximum or variance over each row is reduced in
     registers: the generated code holds a row in the lanes of a warp, and
     the result is used in the same pass over memory, not in a later phase.
     A row is then a block of a block-wise scheme, such as the absolute

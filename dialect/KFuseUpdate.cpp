@@ -47,8 +47,7 @@ Value getWholeTensorReduceInput(ReduceOp reduce) {
 }
 
 bool isRowLocalReduce(ReduceOp reduce) {
-  if (reduce.getDim() != 1 || (reduce.getKind() != ReduceKind::sum &&
-                               reduce.getKind() != ReduceKind::max))
+  if (reduce.getDim() != 1 || reduce.getKind() == ReduceKind::mean)
     return false;
   if (reduce->getParentOfType<FusedOp>())
     return true;

@@ -43,13 +43,12 @@ mlir::Value getWholeTensorReduceInput(ReduceOp reduce);
 /// static extent, a multiple of 32, no longer than this).
 constexpr int64_t kMaxRegisterRowElements = 1024;
 
-/// Whether `reduce` sums or takes the maximum over each row of a 2-D value
-/// whose rows are short enough to be held in registers (a static extent, a
-/// multiple of 32, at most kMaxRegisterRowElements): its result is then
-/// known in the same phase, as the per-block scale of a quantized state or
-/// a norm's row statistics. In a kfuse.fused body it is the reduction of
-/// the element over its row. Such reductions are fused with the math around
-/// them.
+/// Whether `reduce` takes the sum, maximum or variance of each row of a 2-D
+/// value whose rows are short enough to be held in registers (a static extent,
+/// a multiple of 32, at most kMaxRegisterRowElements): its result is then known
+/// in the same phase, as the per-block scale of a quantized state or a norm's
+/// row statistics. In a kfuse.fused body it is the reduction of the element
+/// over its row. Such reductions are fused with the math around them.
 bool isRowLocalReduce(ReduceOp reduce);
 
 /// The row length a 2-D update's argument types fix (its params' static

@@ -169,7 +169,7 @@ def SchedulePhasesPass : Pass<"kfuse-schedule-phases", "mlir::func::FuncOp"> {
     ops are then ordered by phase, so that kfuse-fuse-elementwise makes one
     region of each. Updates without reductions are left alone.
 
-    A sum or maximum over each row of a 2-D value whose rows have a static
+    A sum, maximum or variance over each row of a 2-D value whose rows have a static
     length of at most 1024 elements (a multiple of 32) ends no phase: the
     generated code holds such rows in registers and uses the result in the
     same pass, as a block-wise quantizer uses its block's absolute maximum.

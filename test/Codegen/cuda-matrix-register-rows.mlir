@@ -5,7 +5,9 @@
 // RUN: kfuse check %s --steps=1 | FileCheck %s --check-prefix=VERIFY
 // RUN: kfuse check %S/Inputs/register-rows-two-levels.mlir | FileCheck %s --check-prefix=VERIFY-TWO
 // RUN: kfuse compile %S/Inputs/register-rows-two-levels.mlir --emit=cuda | FileCheck %s --check-prefix=TWO
-// RUN: not kfuse check %S/Inputs/register-rows-variance.mlir | FileCheck %s --check-prefix=VARIANCE
+// RUN: kfuse check %S/Inputs/register-rows-variance.mlir | FileCheck %s --check-prefix=VERIFY-VARIANCE
+// RUN: kfuse compile %S/Inputs/register-rows-variance.mlir --emit=cuda | FileCheck %s --check-prefix=VARIANCE
+// RUN: kfuse compile %S/Inputs/register-rows-variance.mlir --emit=ptx --codegen=cuda --arch=sm_80 > /dev/null
 
 // Rows of a static length (a multiple of 32, at most 1024 elements) are held
 // in registers where a phase reduces them: the reduction is fused with the
@@ -102,5 +104,17 @@ func.func @block_rounded_momentum(
 // TWO:       row_total1 = row_part1;
 // TWO:       kfuse_row_normalized_multi_element(u, {{.*}}, row_total0, row_total1, {{.*}}, kfuse_unused, kfuse_unused);
 
-// VARIANCE: check: 4 passed, 0 failed
-// VARIANCE: emit: FAIL: {{.*}}register-rows-variance.mlir:11:9: error: 'kfuse.reduce' op computes a variance, which the update schedules do not generate code for
+// A row's sum and variance in one stage: each lane's moments of its 24
+// elements, merged over the row's lanes (equal counts: Chan's symmetric step).
+// VERIFY-VARIANCE: check: 4 passed, 0 failed
+// VERIFY-VARIANCE: emit: OK
+// VARIANCE:      struct kfuse_moments {
+// VARIANCE:      kfuse_row_standardized_multi_element({{.*}}, float &row_part0, kfuse_moments &row_part1) {
+// VARIANCE:        kfuse_moments_add(row_part1, grad_in);
+// VARIANCE:      Rows of 768 elements in registers: 32 lanes a row, 6 vector(s) of 4 a lane.
+// VARIANCE:        kfuse_moments row_part1 = {};
+// VARIANCE:        kfuse_row_standardized_multi_element(u, {{.*}}, 0.0f, 0.0f, {{.*}}, row_part0, row_part1);
+// VARIANCE:        kfuse_moments_done(row_part1, kfuse_n, kfuse_mean, kfuse_m2);
+// VARIANCE:          kfuse_shuffle_equal_moments(kfuse_n, kfuse_mean, kfuse_m2, kfuse_m);
+// VARIANCE-NEXT:   row_total1 = kfuse_n > 0.0f ? kfuse_m2 / kfuse_n : 0.0f;
+// VARIANCE:        kfuse_row_standardized_multi_element(u, {{.*}}, row_total0, row_total1, {{.*}}, kfuse_unused, kfuse_unused_moments);

@@ -710,7 +710,7 @@ func.func @matrix_update_scalar_state(%p: tensor<?x?xf32> {kfuse.role = #kfuse.r
 func.func @fused_reduce_over_rows(%x: tensor<?x256xf32>) {
   %y = kfuse.fused(%x) : (tensor<?x256xf32>) -> tensor<?x256xf32> {
   ^bb0(%e: f32):
-    // expected-error @+1 {{'kfuse.reduce' op in a kfuse.fused body reduces the element's row: dim 1, sum or max, not over the list}}
+    // expected-error @+1 {{'kfuse.reduce' op in a kfuse.fused body reduces the element's row: dim 1, sum, max or variance, not over the list}}
     %s = kfuse.reduce <sum> %e dim 0 : f32 -> f32
     kfuse.yield %s : f32
   }
@@ -719,11 +719,11 @@ func.func @fused_reduce_over_rows(%x: tensor<?x256xf32>) {
 
 // -----
 
-func.func @fused_reduce_variance(%x: tensor<?x256xf32>) {
+func.func @fused_reduce_mean(%x: tensor<?x256xf32>) {
   %y = kfuse.fused(%x) : (tensor<?x256xf32>) -> tensor<?x256xf32> {
   ^bb0(%e: f32):
-    // expected-error @+1 {{'kfuse.reduce' op in a kfuse.fused body reduces the element's row: dim 1, sum or max, not over the list}}
-    %s = kfuse.reduce <variance> %e dim 1 : f32 -> f32
+    // expected-error @+1 {{'kfuse.reduce' op in a kfuse.fused body reduces the element's row: dim 1, sum, max or variance, not over the list}}
+    %s = kfuse.reduce <mean> %e dim 1 : f32 -> f32
     kfuse.yield %s : f32
   }
   return

@@ -1,31 +1,27 @@
-// A row's variance is not reduced in registers (nor in phases) by the update
-// schedules: the check that passes in the interpreter fails to emit.
-func.func @row_normalized(
-    %param: tensor<?x128xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
-    %grad: tensor<?x128xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
+// A row's mean and variance reduced in registers, in one stage: the grad
+// normalized per row as a LayerNorm normalizes (biased variance, Chan's
+// merge of the lanes' parts), then a step along it.
+func.func @row_standardized(
+    %param: tensor<?x768xf32> {kfuse.role = #kfuse.role<param>, kfuse.name = "param"},
+    %grad: tensor<?x768xf32> {kfuse.role = #kfuse.role<grad>, kfuse.name = "grad"},
     %lr: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "lr", kfuse.default = 1.0e-2 : f32},
-    %bound: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "bound", kfuse.default = 2.0 : f32})
+    %eps: f32 {kfuse.role = #kfuse.role<hyper>, kfuse.name = "eps", kfuse.default = 1.0e-5 : f32})
     attributes {kfuse.update} {
-  %n = kfuse.dim_size %grad dim 1 : tensor<?x128xf32> -> f32
-  %sq = arith.mulf %grad, %grad : tensor<?x128xf32>
-  %ss = kfuse.reduce <variance> %grad dim 1 : tensor<?x128xf32> -> tensor<?x1xf32>
-  %n_r = kfuse.broadcast %n like %ss : f32, tensor<?x1xf32>
-  %ms = arith.divf %ss, %n_r : tensor<?x1xf32>
-  %rms = math.sqrt %ms : tensor<?x1xf32>
-  %rms_e = kfuse.broadcast %rms like %grad : tensor<?x1xf32>, tensor<?x128xf32>
-  %u = arith.divf %grad, %rms_e : tensor<?x128xf32>
-  %u_abs = math.absf %u : tensor<?x128xf32>
-  %peak = kfuse.reduce <max> %u_abs dim 1 : tensor<?x128xf32> -> tensor<?x1xf32>
-  %bound_r = kfuse.broadcast %bound like %peak : f32, tensor<?x1xf32>
-  %over = arith.divf %peak, %bound_r : tensor<?x1xf32>
-  %one = arith.constant 1.0 : f32
-  %one_r = kfuse.broadcast %one like %peak : f32, tensor<?x1xf32>
-  %shrink = arith.maximumf %over, %one_r : tensor<?x1xf32>
-  %shrink_e = kfuse.broadcast %shrink like %grad : tensor<?x1xf32>, tensor<?x128xf32>
-  %step = arith.divf %u, %shrink_e : tensor<?x128xf32>
-  %lr_e = kfuse.broadcast %lr like %grad : f32, tensor<?x128xf32>
-  %delta = arith.mulf %lr_e, %step : tensor<?x128xf32>
-  %new = arith.subf %param, %delta : tensor<?x128xf32>
-  kfuse.write %new to %param : tensor<?x128xf32>
+  %n = kfuse.dim_size %grad dim 1 : tensor<?x768xf32> -> f32
+  %sum = kfuse.reduce <sum> %grad dim 1 : tensor<?x768xf32> -> tensor<?x1xf32>
+  %n_r = kfuse.broadcast %n like %sum : f32, tensor<?x1xf32>
+  %mean = arith.divf %sum, %n_r : tensor<?x1xf32>
+  %var = kfuse.reduce <variance> %grad dim 1 : tensor<?x768xf32> -> tensor<?x1xf32>
+  %eps_r = kfuse.broadcast %eps like %var : f32, tensor<?x1xf32>
+  %var_eps = arith.addf %var, %eps_r : tensor<?x1xf32>
+  %rstd = math.rsqrt %var_eps : tensor<?x1xf32>
+  %mean_e = kfuse.broadcast %mean like %grad : tensor<?x1xf32>, tensor<?x768xf32>
+  %rstd_e = kfuse.broadcast %rstd like %grad : tensor<?x1xf32>, tensor<?x768xf32>
+  %centered = arith.subf %grad, %mean_e : tensor<?x768xf32>
+  %u = arith.mulf %centered, %rstd_e : tensor<?x768xf32>
+  %lr_e = kfuse.broadcast %lr like %grad : f32, tensor<?x768xf32>
+  %delta = arith.mulf %lr_e, %u : tensor<?x768xf32>
+  %new = arith.subf %param, %delta : tensor<?x768xf32>
+  kfuse.write %new to %param : tensor<?x768xf32>
   return
 }
