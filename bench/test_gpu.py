@@ -871,6 +871,49 @@ def multi_tensor_rows_in_registers_match_torch():
             "sgd_pct_of_copy": 100.0 * copy_ms / sgd_ms}
 
 
+@test
+def multi_tensor_row_variance_matches_torch():
+    """A row's mean and variance reduced in registers (rows of 768, GPT-2
+    small's list viewed as rows): the grad standardized per row, against
+    torch's mean and biased variance in float64, and its speed."""
+    import bench_multi_tensor
+    shapes = bench_multi_tensor.gpt2_shapes()
+    gen = torch.Generator(device="cuda").manual_seed(11)
+    ps = [torch.randn(shape, device="cuda", generator=gen) for shape in shapes]
+    gs = [torch.randn(shape, device="cuda", generator=gen) * 3 + 0.5
+          for shape in shapes]
+    before = [p.clone() for p in ps]
+    opt = kfuse.multi_tensor(
+        str(REPO / "test" / "Codegen" / "Inputs" /
+            "register-rows-variance.mlir"),
+        params=ps, grads=gs, lr=1e-2, eps=1e-5)
+    assert opt.update.row_length == 768, opt.update.row_length
+    opt.step()
+    torch.cuda.synchronize()
+    worst = 0.0
+    for p, p0, g in zip(ps, before, gs):
+        rows = g.double().view(-1, 768)
+        mean = rows.mean(dim=1, keepdim=True)
+        var = rows.var(dim=1, unbiased=False, keepdim=True)
+        want = (rows - mean) / torch.sqrt(var + 1e-5)
+        got = (p0.double() - p.double()).view(-1, 768) / 1e-2
+        worst = max(worst, rel_l2(got, want))
+    assert worst <= 1e-5, worst
+    total = sum(math.prod(shape) for shape in shapes)
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    for _ in range(5):
+        opt.step()
+    start.record()
+    for _ in range(30):
+        opt.step()
+    end.record()
+    torch.cuda.synchronize()
+    step_ms = start.elapsed_time(end) / 30
+    return {"elements": total, "max_rel_l2_step": worst, "step_ms": step_ms,
+            "GBps": 12 * total / step_ms / 1e6}
+
+
 def main():
     options = _gpu_tests.parse_args()
     assert torch.cuda.is_available(), "no CUDA device"
