@@ -2,7 +2,7 @@
 // RUN: kfuse compile %s --emit=cuda | FileCheck %s
 // RUN: kfuse compile %s --emit=ptx --codegen=cuda --arch=sm_80 | FileCheck %s --check-prefix=PTX
 // RUN: kfuse compile %s --emit=ptx --codegen=cuda --arch=sm_90 --param-dtype=bf16 --state-dtype=bf16 | FileCheck %s --check-prefix=PTX
-// RUN: kfuse check %s --steps=1 | FileCheck %s --check-prefix=VERIFY
+// RUN: kfuse check %s --steps=10 | FileCheck %s --check-prefix=VERIFY
 // RUN: kfuse check %S/Inputs/register-rows-two-levels.mlir | FileCheck %s --check-prefix=VERIFY-TWO
 // RUN: kfuse compile %S/Inputs/register-rows-two-levels.mlir --emit=cuda | FileCheck %s --check-prefix=TWO
 // RUN: kfuse check %S/Inputs/register-rows-variance.mlir | FileCheck %s --check-prefix=VERIFY-VARIANCE
@@ -89,7 +89,9 @@ func.func @block_rounded_momentum(
 // PTX-COUNT-16: cvt.rni.f32.f32
 // PTX-NOT:      cvt.rni.f32.f32
 
-// VERIFY: 2-D update 'block_rounded_momentum', 1 step,
+// Ten steps: a code rounded either way at a near tie is left out of the
+// comparison, and the run goes on from the reference's code.
+// VERIFY: 2-D update 'block_rounded_momentum', 10 steps,
 // VERIFY: check: 4 passed, 0 failed
 // VERIFY: emit: OK
 
