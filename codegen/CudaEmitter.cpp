@@ -346,6 +346,22 @@ std::string UpdateEmitter::getVectorType(DType dtype, unsigned alignment) {
   return name;
 }
 
+/// The element function's line adding `value` to a thread's part of a
+/// reduction of `kind` (a sum, a maximum, a variance's moments).
+static std::string accumulateElement(ReduceKind kind, StringRef accumulator,
+                                     StringRef value) {
+  switch (kind) {
+  case ReduceKind::max:
+    return fmt::format("  {0} = kfuse_maximumf({0}, {1});\n", accumulator.str(),
+                       value.str());
+  case ReduceKind::variance:
+    return fmt::format("  kfuse_moments_add({}, {});\n", accumulator.str(),
+                       value.str());
+  default:
+    return fmt::format("  {} += {};\n", accumulator.str(), value.str());
+  }
+}
+
 LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
                                                  KernelBody &kernel,
                                                  std::string &out) {
@@ -584,13 +600,7 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
       std::string value = bodyExpr(reduce.getInput());
       if (isUniform(reduce.getInput()))
         value = "(float)" + prologueExpr(reduce.getInput());
-      elementBody += row.kind == ReduceKind::max
-                         ? fmt::format("  {0} = kfuse_maximumf({0}, {1});\n",
-                                       row.accumulator, value)
-                     : row.kind == ReduceKind::variance
-                         ? fmt::format("  kfuse_moments_add({}, {});\n",
-                                       row.accumulator, value)
-                         : fmt::format("  {} += {};\n", row.accumulator, value);
+      elementBody += accumulateElement(row.kind, row.accumulator, value);
       usesMoments |= row.kind == ReduceKind::variance;
       varyingNames[reduce.getResult()] = row.total;
       rowDepth[reduce.getResult()] = row.depth;
@@ -676,10 +686,7 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
                                                                  : "acc",
                                      index));
         std::string value = bodyExpr(yield.getValues()[position]);
-        elementBody += reduce.getKind() == ReduceKind::max
-                           ? fmt::format("  {0} = kfuse_maximumf({0}, {1});\n",
-                                         accumulator, value)
-                           : fmt::format("  {} += {};\n", accumulator, value);
+        elementBody += accumulateElement(reduce.getKind(), accumulator, value);
         kernel.reductions.push_back({index, reduce.getKind(), reduce.getList(),
                                      accumulator, level,
                                      getValueLevel(result.getType())});

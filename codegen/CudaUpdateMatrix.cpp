@@ -51,15 +51,16 @@ static __device__ __forceinline__ T kfuse_ldcg_vector(const T *address) {
 
 llvm::StringRef getMatrixPrelude() { return kMatrixPrelude.drop_front(); }
 
-/// Combines `value` of every lane of a warp into each lane's, in a fixed
+/// Combines `value` of each group of `lanes` lanes (a power of two up to
+/// 32, aligned in the warp) into every lane of the group, in a fixed
 /// butterfly (every lane of the warp must run it).
 static std::string emitWarpCombine(StringRef value, ReduceKind kind,
-                                   StringRef indent) {
+                                   StringRef indent, unsigned lanes = 32) {
   return fmt::format(
       "#pragma unroll\n"
-      "{0}for (int kfuse_m = 16; kfuse_m > 0; kfuse_m >>= 1)\n"
+      "{0}for (int kfuse_m = {3}; kfuse_m > 0; kfuse_m >>= 1)\n"
       "{0}  {1} = {2}({1}, __shfl_xor_sync(0xffffffffu, {1}, kfuse_m));\n",
-      indent.str(), value.str(), getCombineFunction(kind));
+      indent.str(), value.str(), getCombineFunction(kind), lanes / 2);
 }
 
 static bool hasLevel(ArrayRef<ChunkReduction> reductions, ArgLevel level) {
@@ -360,7 +361,7 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   for (const KernelBody::RowLocal &row : kernel.rowLocals)
     depth = std::max(depth, row.depth);
 
-  std::string columnLoads, loads, outputs, stores, rowStores;
+  std::string loads, outputs, stores, rowStores;
   DenseMap<unsigned, std::string> inputs, outs;
   auto element = [&](const std::string &array) {
     return array + (vector ? "[k].v[j]" : "[k]");
@@ -373,15 +374,14 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                 "state instead";
     if (slot.param.kind != KernelParam::Kind::Tensor)
       continue;
+    if (slot.level == ArgLevel::column)
+      return kernel.fused.emitOpError()
+             << "reads or writes '" << getArgName(update, slot.param.index)
+             << "', a value per column, in a kernel whose rows are held in "
+                "registers, which is not generated";
     std::string storage = getCudaStorageType(slot.param.dtype);
     std::string type =
         vector ? getVectorType(slot.param.dtype, kMaxVectorBytes) : storage;
-    auto load = [&](StringRef index) {
-      return vector ? fmt::format("kfuse_ldcg_vector(reinterpret_cast<const "
-                                  "{} *>({}) + {})",
-                                  type, slot.name, index.str())
-                    : fmt::format("__ldcg(&{}[{}])", slot.name, index.str());
-    };
     if (slot.param.read) {
       std::string local = kernel.names.unique(slot.name + "_e");
       if (slot.level == ArgLevel::row) {
@@ -390,17 +390,9 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                              "          {1} = __ldcg(&{2}[r]);\n",
                              storage, local, slot.name);
         inputs[position] = local;
-      } else if (slot.level == ArgLevel::column) {
-        // The same columns for every row the lane holds: loaded once.
-        columnLoads +=
-            fmt::format("      {0} {1}[{2}];\n"
-                        "#pragma unroll\n"
-                        "      for (int k = 0; k < {2}; ++k)\n"
-                        "        {1}[k] = {3};\n",
-                        type, local, items,
-                        load(fmt::format("k * {} + kfuse_lane", lanes)));
-        inputs[position] = element(local);
       } else {
+        std::string index =
+            fmt::format("r * {} + k * {} + kfuse_lane", vectors, lanes);
         loads += fmt::format(
             "        {0} {1}[{2}] = {{}};\n"
             "        if (kfuse_valid) {{\n"
@@ -409,7 +401,10 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
             "            {1}[k] = {3};\n"
             "        }}\n",
             type, local, items,
-            load(fmt::format("r * {} + k * {} + kfuse_lane", vectors, lanes)));
+            vector ? fmt::format("kfuse_ldcg_vector(reinterpret_cast<const "
+                                 "{} *>({}) + {})",
+                                 type, slot.name, index)
+                   : fmt::format("__ldcg(&{}[{}])", slot.name, index));
         inputs[position] = element(local);
       }
     }
@@ -422,7 +417,7 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
       rowStores += fmt::format("          if (kfuse_lane == 0)\n"
                                "            {}[r] = {};\n",
                                slot.name, local);
-    } else if (slot.level == ArgLevel::element) {
+    } else {
       outputs += fmt::format("        {} {}[{}];\n", type, local, items);
       outs[position] = element(local);
       stores += fmt::format(
@@ -430,28 +425,17 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
           vector ? fmt::format("reinterpret_cast<{} *>({})", type, slot.name)
                  : slot.name,
           vectors, lanes, local);
-    } else {
-      return kernel.fused.emitOpError()
-             << "writes '" << getArgName(update, slot.param.index)
-             << "', a state per column, in a kernel whose rows are held in "
-                "registers, which is not generated";
     }
   }
-  for (const KernelBody::LineInput &line : kernel.lineInputs) {
-    if (line.level != ArgLevel::row)
-      return kernel.fused.emitOpError()
-             << "reads a reduction over columns in a kernel whose rows are "
-                "held in registers, which is not generated";
-    loads += fmt::format(
-        "        const float {} = kfuse_valid ? __ldcg(&row_totals[(entry->"
-        "row_base + r) * {} + {}]) : 0.0f;\n",
-        line.name, plan.numRowReductions, line.reduction);
-  }
-  for (const ChunkReduction &reduction : kernel.reductions)
-    if (reduction.level != ArgLevel::tensor)
-      return kernel.fused.emitOpError()
-             << "reduces over rows or columns beside a reduction of rows held "
-                "in registers, which is not generated";
+  // With a static row length every row reduction is row-local; totals of
+  // earlier phases per row or column would be a schedule not generated.
+  if (!kernel.lineInputs.empty() ||
+      llvm::any_of(kernel.reductions, [](const ChunkReduction &reduction) {
+        return reduction.level != ArgLevel::tensor;
+      }))
+    return kernel.fused.emitOpError()
+           << "combines rows held in registers with reductions over rows or "
+              "columns in phases, which is not generated";
 
   // Call `stage` (1 to depth: the row-local reductions of that depth; past
   // it: the stores) on every element the lane holds.
@@ -462,8 +446,7 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
           auto it = inputs.find(position);
           return it != inputs.end() ? it->second : std::string("{}");
         },
-        [&](unsigned position) { return outs.lookup(position); },
-        [&](const KernelBody::LineInput &line) { return line.name; },
+        [&](unsigned position) { return outs.lookup(position); }, nullptr,
         [&](const ChunkReduction &reduction) {
           return stage > depth ? reduction.accumulator
                                : std::string("kfuse_unused");
@@ -490,7 +473,6 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
       "vector(s) of {3} a lane.\n"
       "      const int kfuse_lane = threadIdx.x % {1};\n",
       plan.cols, lanes, items, width);
-  out += columnLoads;
   // The loop is uniform over each warp, whose lanes all take part in the
   // row totals' butterflies; rows past the chunk's are invalid.
   out += fmt::format(
@@ -536,13 +518,8 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
             lanes / 2, row.accumulator, row.total);
         continue;
       }
-      out += fmt::format(
-          "#pragma unroll\n"
-          "        for (int kfuse_m = {0}; kfuse_m > 0; kfuse_m >>= 1)\n"
-          "          {1} = {2}({1}, __shfl_xor_sync(0xffffffffu, {1}, "
-          "kfuse_m));\n"
-          "        {3} = {1};\n",
-          lanes / 2, row.accumulator, getCombineFunction(row.kind), row.total);
+      out += emitWarpCombine(row.accumulator, row.kind, "        ", lanes) +
+             fmt::format("        {} = {};\n", row.total, row.accumulator);
     }
   }
   out += "        if (kfuse_valid) {\n" + call(depth + 1) + stores +

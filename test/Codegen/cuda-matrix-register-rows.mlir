@@ -5,6 +5,8 @@
 // RUN: kfuse check %s --steps=10 | FileCheck %s --check-prefix=VERIFY
 // RUN: kfuse check %S/Inputs/register-rows-two-levels.mlir | FileCheck %s --check-prefix=VERIFY-TWO
 // RUN: kfuse compile %S/Inputs/register-rows-two-levels.mlir --emit=cuda | FileCheck %s --check-prefix=TWO
+// RUN: kfuse check %S/Inputs/register-rows-short.mlir | FileCheck %s --check-prefix=VERIFY-TWO
+// RUN: kfuse compile %S/Inputs/register-rows-short.mlir --emit=cuda | FileCheck %s --check-prefix=SHORT
 // RUN: kfuse check %S/Inputs/register-rows-variance.mlir | FileCheck %s --check-prefix=VERIFY-VARIANCE
 // RUN: kfuse compile %S/Inputs/register-rows-variance.mlir --emit=cuda | FileCheck %s --check-prefix=VARIANCE
 // RUN: kfuse compile %S/Inputs/register-rows-variance.mlir --emit=ptx --codegen=cuda --arch=sm_80 > /dev/null
@@ -120,3 +122,12 @@ func.func @block_rounded_momentum(
 // VARIANCE:          kfuse_shuffle_equal_moments(kfuse_n, kfuse_mean, kfuse_m2, kfuse_m);
 // VARIANCE-NEXT:   row_total1 = kfuse_n > 0.0f ? kfuse_m2 / kfuse_n : 0.0f;
 // VARIANCE:        kfuse_row_standardized_multi_element(u, {{.*}}, row_total0, row_total1, {{.*}}, kfuse_unused, kfuse_unused_moments);
+
+// Rows of 32: a row is 8 lanes, a warp 4 rows, the butterfly within the 8.
+// SHORT:      Rows of 32 elements in registers: 8 lanes a row, 1 vector(s) of 4 a lane.
+// SHORT-NEXT: const int kfuse_lane = threadIdx.x % 8;
+// SHORT-NEXT: for (long long rb = r0 + threadIdx.x / 32 * 4; rb < r1;
+// SHORT-NEXT:      rb += blockDim.x / 8) {
+// SHORT-NEXT:   const long long r = rb + threadIdx.x % 32 / 8;
+// SHORT:      for (int kfuse_m = 4; kfuse_m > 0; kfuse_m >>= 1)
+// SHORT-NEXT:   row_part0 = kfuse_sum_op(row_part0, __shfl_xor_sync(0xffffffffu, row_part0, kfuse_m));
