@@ -17,7 +17,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <cstdlib>
+#include <optional>
 
 using namespace mlir;
 
@@ -400,6 +404,106 @@ FailureOr<KernelPlan> emitNormCuda(func::FuncOp norm,
   if (failed(program) || failed(norm::emitNormSource(*program, options)))
     return failure();
   return std::move(program->plan);
+}
+
+/// The value of environment variable `name` when it is a positive number
+/// below 2^20, else 0.
+static unsigned positiveEnvironment(const char *name) {
+  const char *text = std::getenv(name);
+  unsigned value = 0;
+  if (!text || llvm::StringRef(text).getAsInteger(10, value) ||
+      value >= (1u << 20))
+    return 0;
+  return value;
+}
+
+/// KFUSE_NORM_STAGES, when set to 0, 1 or 2.
+static std::optional<unsigned> stagesEnvironment() {
+  const char *text = std::getenv("KFUSE_NORM_STAGES");
+  unsigned value = 0;
+  if (!text || llvm::StringRef(text).getAsInteger(10, value) || value > 4)
+    return std::nullopt;
+  return value;
+}
+
+/// KFUSE_NORM_SUMS, when set to `registers` or `shared`.
+static NormEmitOptions::ColumnSums columnSumsEnvironment() {
+  const char *text = std::getenv("KFUSE_NORM_SUMS");
+  if (!text)
+    return NormEmitOptions::ColumnSums::automatic;
+  return llvm::StringSwitch<NormEmitOptions::ColumnSums>(text)
+      .Case("registers", NormEmitOptions::ColumnSums::registers)
+      .Case("shared", NormEmitOptions::ColumnSums::shared)
+      .Default(NormEmitOptions::ColumnSums::automatic);
+}
+
+/// KFUSE_NORM_COLUMNS=registers holds the column inputs in registers.
+static NormEmitOptions::ColumnInputs columnInputsEnvironment() {
+  const char *text = std::getenv("KFUSE_NORM_COLUMNS");
+  return text && llvm::StringRef(text) == "registers"
+             ? NormEmitOptions::ColumnInputs::registers
+             : NormEmitOptions::ColumnInputs::reload;
+}
+
+/// The knobs' key as the environment sets them now.
+static std::string readTuningKey() {
+  std::optional<unsigned> stages = stagesEnvironment();
+  NormEmitOptions::ColumnSums sums = columnSumsEnvironment();
+  return "stages=" + (stages ? std::to_string(*stages) : std::string("-")) +
+         ";min_threads=" +
+         std::to_string(positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM")) +
+         ";launch_blocks=" +
+         std::to_string(positiveEnvironment("KFUSE_NORM_LAUNCH_BLOCKS")) +
+         ";max_elements=" +
+         std::to_string(positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS")) +
+         ";block=" +
+         std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE")) +
+         ";sums=" + std::to_string(static_cast<int>(sums)) + ";columns=" +
+         std::to_string(static_cast<int>(columnInputsEnvironment()));
+}
+
+bool normLiveKnobs() {
+  static const bool live = [] {
+    const char *text = std::getenv("KFUSE_NORM_LIVE_KNOBS");
+    return text && llvm::StringRef(text) == "1";
+  }();
+  return live;
+}
+
+const std::string &normTuningKey() {
+  // Six getenv calls cost more than the rest of an in-memory cache hit, so
+  // the knobs are read once, unless a measuring process asks to change them
+  // as it goes.
+  if (normLiveKnobs()) {
+    thread_local std::string key;
+    key = readTuningKey();
+    return key;
+  }
+  static const std::string key = readTuningKey();
+  return key;
+}
+
+NormEmitOptions getNormEmitOptions(mlir::func::FuncOp norm, int64_t cols) {
+  NormEmitOptions options;
+  options.cols = cols;
+  // Measurement overrides (bench/bench_norm.py sweeps them); part of the
+  // runtime's cache key through normTuningKey().
+  if (unsigned value = positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM"))
+    options.minThreadsPerSM = value;
+  if (unsigned value = positiveEnvironment("KFUSE_NORM_LAUNCH_BLOCKS"))
+    options.launchMinBlocksPerSM = value;
+  if (unsigned value = positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS"))
+    options.maxElementsPerThread = value;
+  if (unsigned value = positiveEnvironment("KFUSE_NORM_BLOCK_SIZE"))
+    options.targetBlockSize = value;
+  if (std::optional<unsigned> stages = stagesEnvironment())
+    options.stages = *stages;
+  options.columnSums = columnSumsEnvironment();
+  options.columnInputs = columnInputsEnvironment();
+  if (norm)
+    for (mlir::Type type : norm.getArgumentTypes())
+      options.argLevels.push_back(getValueLevel(type));
+  return options;
 }
 
 } // namespace kfuse

@@ -8,7 +8,7 @@
 // accumulate per thread over all the rows the block handles (in registers,
 // or in shared memory when a block has a single row slot).
 //
-// When the row fits in registers (CudaNormLayout.cpp), every full-shape
+// When the row fits in registers (CudaRows.cpp), every full-shape
 // input is loaded once and the program runs in phases: a phase recomputes
 // the element values its row reductions need, reduces per thread, over the
 // warp with shuffles and over the row's warps through shared memory, in a
@@ -147,7 +147,7 @@ private:
   std::string forEachOwnedVector(StringRef indent, StringRef body);
   /// The column-sum vector `vec` of column output `position` in memory.
   std::string sumSlot(unsigned position) const {
-    if (layout.sums == Layout::Sums::shared)
+    if (layout.sums == RowLayout::Sums::shared)
       return fmt::format("kfuse_acc[{} + vec]", position * layout.vectors);
     return fmt::format("kfuse_sum{}[vec]", position);
   }
@@ -191,7 +191,7 @@ private:
   const NormEmitOptions &options;
   KernelPlan &plan;
   func::FuncOp func;
-  Layout layout;
+  RowLayout layout;
   NameTable names;
   int64_t cols = 0;
   /// Spellings of values: literals, locals, and per-element accesses of
@@ -227,12 +227,6 @@ static ReduceOp varianceSharingInput(ReduceOp reduce,
         other.getInput() == reduce.getInput())
       return other;
   return nullptr;
-}
-
-/// Floats one row reduction passes between warps: a variance its count,
-/// mean and sum of squared deviations.
-static unsigned reductionFloats(ReduceOp reduce) {
-  return reduce.getKind() == ReduceKind::variance ? 3 : 1;
 }
 
 std::string SourceEmitter::vectorType(DType dtype) {
@@ -563,7 +557,7 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
       out += fmt::format("{}float {}_f[{}];\n", inner, outputNames[index],
                          layout.vec);
   }
-  bool sumsInMemory = layout.sums != Layout::Sums::registers;
+  bool sumsInMemory = layout.sums != RowLayout::Sums::registers;
   if (work.columnSums && sumsInMemory)
     for (auto [position, acc] : llvm::enumerate(accumulators))
       out += fmt::format("{}{} {} = {};\n", inner, vectorType(DType::f32), acc,
@@ -657,11 +651,6 @@ FailureOr<std::string> SourceEmitter::emitElementLoop(const LoopWork &work,
 std::string SourceEmitter::emitRowReduction(ArrayRef<ReduceOp> reductions,
                                             unsigned phase, StringRef indent) {
   std::string out;
-  auto combine = [&](ReduceOp reduce, StringRef a, StringRef b) {
-    return reduce.getKind() == ReduceKind::sum
-               ? fmt::format("{} + {}", a.str(), b.str())
-               : fmt::format("kfuse_maximumf({}, {})", a.str(), b.str());
-  };
   auto isVariance = [](ReduceOp reduce) {
     return reduce.getKind() == ReduceKind::variance;
   };
@@ -679,80 +668,14 @@ std::string SourceEmitter::emitRowReduction(ArrayRef<ReduceOp> reductions,
                        "{0}  {1}_q = fmaxf(fmaf(-{1}_s, shift, {1}_q), 0.0f);\n"
                        "{0}}}\n",
                        indent.str(), spelled.lookup(reduce->getResult(0)));
-  unsigned width = std::min(layout.threads, kWarpSize);
-  if (width > 1) {
-    out += fmt::format("{0}#pragma unroll\n"
-                       "{0}for (int m = {1}; m > 0; m >>= 1) {{\n",
-                       indent.str(), width / 2);
-    for (ReduceOp reduce : reductions) {
-      std::string acc = spelled.lookup(reduce->getResult(0));
-      if (isVariance(reduce) && layout.exact())
-        out += fmt::format("{0}  kfuse_shuffle_equal_moments({1}_n, {1}_m, "
-                           "{1}_q, m);\n",
-                           indent.str(), acc);
-      else if (isVariance(reduce))
-        out += fmt::format("{0}  kfuse_shuffle_moments({1}_n, {1}_m, {1}_q, "
-                           "m, (lane & m) != 0);\n",
-                           indent.str(), acc);
-      else
-        out += fmt::format(
-            "{}  {} = {};\n", indent.str(), acc,
-            combine(reduce, acc,
-                    fmt::format("__shfl_xor_sync(0xffffffffu, {}, m)", acc)));
-    }
-    out += indent.str() + "}\n";
-  }
-  unsigned warps = layout.warpsPerRow();
-  if (warps > 1) {
-    // Each reduction's floats at its offset in the warp's slots.
-    SmallVector<unsigned> offsets;
-    unsigned offset = 0;
-    for (ReduceOp reduce : reductions) {
-      offsets.push_back(offset);
-      offset += reductionFloats(reduce);
-    }
-    auto floatsOf = [&](ReduceOp reduce) -> SmallVector<std::string> {
-      std::string acc = spelled.lookup(reduce->getResult(0));
-      if (isVariance(reduce))
-        return {acc + "_n", acc + "_m", acc + "_q"};
-      return {acc};
-    };
-    std::string region = program.phases.size() == 1 ? std::string("parity")
-                                                    : std::to_string(phase);
-    std::string base = fmt::format("(slot * {} + lane / {}) * {}", warps,
-                                   kWarpSize, reductionSlots);
-    out += fmt::format("{}if (lane % {} == 0) {{\n", indent.str(), kWarpSize);
-    for (auto [reduce, first] : llvm::zip_equal(reductions, offsets))
-      for (auto [k, name] : llvm::enumerate(floatsOf(reduce)))
-        out += fmt::format("{}  kfuse_red[{}][{} + {}] = {};\n", indent.str(),
-                           region, base, first + k, name);
-    out += indent.str() + "}\n" + indent.str() + "__syncthreads();\n";
-    out +=
-        fmt::format("{0}{{\n"
-                    "{0}  const float *part = &kfuse_red[{1}][slot * {2}];\n",
-                    indent.str(), region, warps * reductionSlots);
-    for (auto [reduce, first] : llvm::zip_equal(reductions, offsets))
-      for (auto [k, name] : llvm::enumerate(floatsOf(reduce)))
-        out +=
-            fmt::format("{}  {} = part[{}];\n", indent.str(), name, first + k);
-    out += fmt::format("{0}  for (int w = 1; w < {1}; ++w) {{\n", indent.str(),
-                       warps);
-    for (auto [reduce, first] : llvm::zip_equal(reductions, offsets)) {
-      std::string acc = spelled.lookup(reduce->getResult(0));
-      if (isVariance(reduce))
-        out += fmt::format("{0}    kfuse_merge_moments({1}_n, {1}_m, {1}_q, "
-                           "part[w * {2} + {3}], part[w * {2} + {4}], "
-                           "part[w * {2} + {5}]);\n",
-                           indent.str(), acc, reductionSlots, first, first + 1,
-                           first + 2);
-      else
-        out += fmt::format(
-            "{}    {} = {};\n", indent.str(), acc,
-            combine(reduce, acc,
-                    fmt::format("part[w * {} + {}]", reductionSlots, first)));
-    }
-    out += indent.str() + "  }\n" + indent.str() + "}\n";
-  }
+  SmallVector<RowPart> parts;
+  for (ReduceOp reduce : reductions)
+    parts.push_back({reduce.getKind(), spelled.lookup(reduce->getResult(0))});
+  std::string region = program.phases.size() == 1 ? std::string("parity")
+                                                  : std::to_string(phase);
+  out += emitRowCombine(parts, layout, "lane", "slot",
+                        fmt::format("kfuse_red[{}]", region), reductionSlots,
+                        indent);
   for (ReduceOp reduce : llvm::make_filter_range(reductions, isVariance))
     out += fmt::format("{0}{1} = {1}_q / {1}_n;\n", indent.str(),
                        spelled.lookup(reduce->getResult(0)));
@@ -823,7 +746,7 @@ std::string SourceEmitter::emitColumnPartials() {
          "block) * cols + col].\n"
          "  if (slot == 0) {\n";
   for (auto [position, acc] : llvm::enumerate(accumulators)) {
-    std::string source = layout.sums == Layout::Sums::registers
+    std::string source = layout.sums == RowLayout::Sums::registers
                              ? acc + "[i]"
                              : sumSlot(position);
     out += fmt::format("    {{\n"
@@ -882,10 +805,10 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
            "  const int slot = 0;\n";
   unsigned phases = program.phases.size();
   for (ArrayRef<ReduceOp> phase : program.phases) {
-    unsigned floats = 0;
+    SmallVector<RowPart> parts;
     for (ReduceOp reduce : phase)
-      floats += reductionFloats(reduce);
-    reductionSlots = std::max(reductionSlots, floats);
+      parts.push_back({reduce.getKind(), ""});
+    reductionSlots = std::max(reductionSlots, getRowPartFloats(parts));
   }
   bool crossWarp = phases > 0 && layout.warpsPerRow() > 1;
   if (crossWarp) {
@@ -898,10 +821,10 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
       out += "  int parity = 0;\n";
   }
   // Dynamic shared memory: the column sums first, then the stages.
-  if (layout.sums == Layout::Sums::shared || layout.stages > 0)
+  if (layout.sums == RowLayout::Sums::shared || layout.stages > 0)
     out += "  extern __shared__ __align__(16) unsigned char kfuse_smem[];\n";
   if (layout.stages > 0) {
-    uint64_t offset = layout.sums == Layout::Sums::shared
+    uint64_t offset = layout.sums == RowLayout::Sums::shared
                           ? columnSumBytes(layout, demand)
                           : 0;
     out += fmt::format("  const unsigned kfuse_stages = "
@@ -913,9 +836,9 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
                 layout.vec * dtypeSize(plan.args[index].dtype);
     }
   }
-  if (layout.sums != Layout::Sums::registers) {
+  if (layout.sums != RowLayout::Sums::registers) {
     // Each column has one owner thread: no synchronization needed.
-    if (layout.sums == Layout::Sums::shared)
+    if (layout.sums == RowLayout::Sums::shared)
       out += fmt::format("  {0} *const kfuse_acc = reinterpret_cast<{0} "
                          "*>(kfuse_smem);\n",
                          vectorType(DType::f32));
@@ -1055,7 +978,7 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
   out += "  }\n";
   if (stages >= 2)
     out += "  kfuse_stage_wait<0>(); // the last, empty prefetches\n";
-  if (!accumulators.empty() && layout.sums != Layout::Sums::global)
+  if (!accumulators.empty() && layout.sums != RowLayout::Sums::global)
     out += emitColumnPartials();
   out += "}\n";
   return out;
@@ -1155,7 +1078,7 @@ LogicalResult SourceEmitter::emit() {
     }
   }
   demand.columnSums = program.columnOutputs.size();
-  layout = chooseLayout(cols, program.vectorWidth, demand, options);
+  layout = chooseRowLayout(cols, program.vectorWidth, demand, options);
   if (layout.stages > 0)
     stagedInputs.assign(fullInputs.begin(), fullInputs.end());
   std::string base = sanitizeIdentifier(plan.name);
@@ -1169,8 +1092,8 @@ LogicalResult SourceEmitter::emit() {
   rows.itemsPerThread = layout.items * layout.chunks;
   rows.launchBlocks = layout.launchBlocks;
   rows.sharedBytes =
-      (layout.sums == Layout::Sums::shared ? columnSumBytes(layout, demand)
-                                           : 0) +
+      (layout.sums == RowLayout::Sums::shared ? columnSumBytes(layout, demand)
+                                              : 0) +
       layout.stages * stageBytes(layout, demand);
   rows.stages = layout.stages;
   rows.vectorWidth = layout.vec;

@@ -22,6 +22,7 @@
 
 #include "codegen/CudaEmitterInternal.h"
 #include "codegen/CudaOps.h"
+#include "codegen/CudaRows.h"
 
 #include <fmt/format.h>
 
@@ -51,16 +52,15 @@ static __device__ __forceinline__ T kfuse_ldcg_vector(const T *address) {
 
 llvm::StringRef getMatrixPrelude() { return kMatrixPrelude.drop_front(); }
 
-/// Combines `value` of each group of `lanes` lanes (a power of two up to
-/// 32, aligned in the warp) into every lane of the group, in a fixed
-/// butterfly (every lane of the warp must run it).
+/// Combines `value` of every lane of the warp into each lane, in a fixed
+/// butterfly.
 static std::string emitWarpCombine(StringRef value, ReduceKind kind,
-                                   StringRef indent, unsigned lanes = 32) {
+                                   StringRef indent) {
   return fmt::format(
       "#pragma unroll\n"
-      "{0}for (int kfuse_m = {3}; kfuse_m > 0; kfuse_m >>= 1)\n"
+      "{0}for (int kfuse_m = 16; kfuse_m > 0; kfuse_m >>= 1)\n"
       "{0}  {1} = {2}({1}, __shfl_xor_sync(0xffffffffu, {1}, kfuse_m));\n",
-      indent.str(), value.str(), getCombineFunction(kind), lanes / 2);
+      indent.str(), value.str(), getCombineFunction(kind));
 }
 
 static bool hasLevel(ArrayRef<ChunkReduction> reductions, ArgLevel level) {
@@ -342,30 +342,54 @@ std::string UpdateEmitter::emitMatrixLineLoop(KernelBody &kernel,
   return out;
 }
 
-/// The lanes of a warp that hold one row of `vectors` vectors: the largest
-/// power of two up to 32 that divides it.
-static unsigned lanesPerRow(int64_t vectors) {
-  unsigned lanes = 1;
-  while (lanes < 32 && vectors % (2 * lanes) == 0)
-    lanes *= 2;
-  return lanes;
-}
-
 FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                                                           unsigned width) {
-  const int64_t vectors = plan.cols / width;
-  const unsigned lanes = lanesPerRow(vectors);
-  const int64_t items = vectors / lanes;
   const bool vector = width > 1;
   unsigned depth = 0;
   for (const KernelBody::RowLocal &row : kernel.rowLocals)
     depth = std::max(depth, row.depth);
+
+  // The row spread over the block's threads as a norm's is, in registers:
+  // every tensor of the row's elements counts as an array a thread holds.
+  RegisterDemand demand;
+  for (const Slot &slot : kernel.slots) {
+    if (slot.param.kind != KernelParam::Kind::Tensor)
+      continue;
+    if (slot.level == ArgLevel::column && slot.param.read)
+      ++demand.colInputs;
+    if (slot.level != ArgLevel::element)
+      continue;
+    unsigned bytes = dtypeSize(slot.param.dtype);
+    ++demand.fullInputs;
+    demand.fullInputBytes += bytes;
+    demand.narrowestInputBytes = std::min(demand.narrowestInputBytes, bytes);
+    demand.widestInputBytes = std::max(demand.widestInputBytes, bytes);
+  }
+  RowLayoutOptions options;
+  options.stages = 0;
+  options.targetBlockSize = kBlockSize;
+  options.fixedBlockSize = true;
+  const RowLayout layout = chooseRowLayout(plan.cols, width, demand, options);
+  if (!layout.inRegisters || layout.blockSize() != kBlockSize)
+    return kernel.fused.emitOpError()
+           << "holds rows of " << plan.cols << " elements of "
+           << demand.fullInputs
+           << " tensors in registers, more than a block's registers hold";
+  const int64_t vectors = layout.vectors;
+  const unsigned threads = layout.threads, items = layout.items;
 
   std::string loads, outputs, stores, rowStores;
   DenseMap<unsigned, std::string> inputs, outs;
   auto element = [&](const std::string &array) {
     return array + (vector ? "[k].v[j]" : "[k]");
   };
+  // The vector k of a thread is vector k * threads + lane of its row; past
+  // the row's end (a layout that does not split it exactly) there is none.
+  std::string index =
+      fmt::format("r * {} + k * {} + kfuse_lane", vectors, threads);
+  std::string inRow = layout.exact() ? std::string()
+                                     : fmt::format("k * {} + kfuse_lane < {}",
+                                                   threads, vectors);
   for (auto [position, slot] : llvm::enumerate(kernel.slots)) {
     if (slot.param.kind == KernelParam::Kind::Temporary)
       return kernel.fused.emitOpError()
@@ -374,9 +398,9 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                 "state instead";
     if (slot.param.kind != KernelParam::Kind::Tensor)
       continue;
-    if (slot.level == ArgLevel::column)
+    if (slot.level == ArgLevel::column && slot.param.written)
       return kernel.fused.emitOpError()
-             << "reads or writes '" << getArgName(update, slot.param.index)
+             << "writes '" << getArgName(update, slot.param.index)
              << "', a value per column, in a kernel whose rows are held in "
                 "registers, which is not generated";
     std::string storage = getCudaStorageType(slot.param.dtype);
@@ -391,20 +415,26 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                              storage, local, slot.name);
         inputs[position] = local;
       } else {
-        std::string index =
-            fmt::format("r * {} + k * {} + kfuse_lane", vectors, lanes);
-        loads += fmt::format(
-            "        {0} {1}[{2}] = {{}};\n"
-            "        if (kfuse_valid) {{\n"
-            "#pragma unroll\n"
-            "          for (int k = 0; k < {2}; ++k)\n"
-            "            {1}[k] = {3};\n"
-            "        }}\n",
-            type, local, items,
+        // A value per column: the thread's columns, the same in every row.
+        std::string at = slot.level == ArgLevel::column
+                             ? fmt::format("k * {} + kfuse_lane", threads)
+                             : index;
+        std::string load =
             vector ? fmt::format("kfuse_ldcg_vector(reinterpret_cast<const "
                                  "{} *>({}) + {})",
-                                 type, slot.name, index)
-                   : fmt::format("__ldcg(&{}[{}])", slot.name, index));
+                                 type, slot.name, at)
+                   : fmt::format("__ldcg(&{}[{}])", slot.name, at);
+        loads +=
+            fmt::format("        {0} {1}[{2}] = {{}};\n"
+                        "        if (kfuse_valid) {{\n"
+                        "#pragma unroll\n"
+                        "          for (int k = 0; k < {2}; ++k)\n"
+                        "{3}"
+                        "            {4}{1}[k] = {5};\n"
+                        "        }}\n",
+                        type, local, items,
+                        inRow.empty() ? "" : "            if (" + inRow + ")\n",
+                        inRow.empty() ? "" : "  ", load);
         inputs[position] = element(local);
       }
     }
@@ -421,26 +451,79 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
       outputs += fmt::format("        {} {}[{}];\n", type, local, items);
       outs[position] = element(local);
       stores += fmt::format(
-          "            {}[r * {} + k * {} + kfuse_lane] = {}[k];\n",
+          "            {}[{}] = {}[k];\n",
           vector ? fmt::format("reinterpret_cast<{} *>({})", type, slot.name)
                  : slot.name,
-          vectors, lanes, local);
+          index, local);
     }
   }
   // With a static row length every row reduction is row-local; totals of
   // earlier phases per row or column would be a schedule not generated.
   if (!kernel.lineInputs.empty() ||
       llvm::any_of(kernel.reductions, [](const ChunkReduction &reduction) {
-        return reduction.level != ArgLevel::tensor;
+        return reduction.level == ArgLevel::row ||
+               (reduction.level == ArgLevel::column &&
+                reduction.source != ArgLevel::element);
       }))
     return kernel.fused.emitOpError()
            << "combines rows held in registers with reductions over rows or "
               "columns in phases, which is not generated";
+  // A column's sum: each thread adds its columns over the rows it holds,
+  // then the block's row slots add theirs in slot order.
+  std::string columnAccumulators, columnPartials;
+  for (const ChunkReduction &reduction : kernel.reductions) {
+    if (reduction.level != ArgLevel::column)
+      continue;
+    columnAccumulators += fmt::format("      float {0}[{1}][{2}];\n"
+                                      "#pragma unroll\n"
+                                      "      for (int k = 0; k < {1}; ++k)\n"
+                                      "#pragma unroll\n"
+                                      "        for (int j = 0; j < {2}; ++j)\n"
+                                      "          {0}[k][j] = {3};\n",
+                                      reduction.accumulator, items, width,
+                                      getReduceIdentity(reduction.kind));
+    std::string forEach = fmt::format(
+        "#pragma unroll\n"
+        "        for (int k = 0; k < {0}; ++k)\n"
+        "{1}"
+        "#pragma unroll\n"
+        "{2}for (int j = 0; j < {3}; ++j)\n",
+        items, inRow.empty() ? "" : "          if (" + inRow + ")\n",
+        inRow.empty() ? "          " : "            ", width);
+    std::string body = inRow.empty() ? "            " : "              ";
+    std::string column =
+        fmt::format("(k * {} + kfuse_lane) * {} + j", threads, width);
+    if (layout.rows > 1)
+      columnPartials += fmt::format(
+          "      for (int kfuse_s = 1; kfuse_s < {0}; ++kfuse_s) {{\n"
+          "        __syncthreads();\n"
+          "        if (kfuse_slot == kfuse_s) {{\n"
+          "{1}{2}kfuse_col_red[{3}] = {4}[k][j];\n"
+          "        }}\n"
+          "        __syncthreads();\n"
+          "        if (kfuse_slot == 0) {{\n"
+          "{1}{2}{4}[k][j] = {5}({4}[k][j], kfuse_col_red[{3}]);\n"
+          "        }}\n"
+          "      }}\n",
+          layout.rows, forEach, body, column, reduction.accumulator,
+          getCombineFunction(reduction.kind));
+    columnPartials += fmt::format(
+        "      if (kfuse_slot == 0) {{\n"
+        "{0}{1}col_partials[(entry->col_partial_base + (c - "
+        "entry->first_chunk) * cols + {2}) * {3} + {4}] = {5}[k][j];\n"
+        "      }}\n",
+        forEach, body, column, plan.numColReductions, reduction.index,
+        reduction.accumulator);
+  }
+  bool rowSourced =
+      llvm::any_of(kernel.reductions, [](const ChunkReduction &reduction) {
+        return reduction.source == ArgLevel::row;
+      });
 
   // Call `stage` (1 to depth: the row-local reductions of that depth; past
-  // it: the stores) on every element the lane holds.
-  auto call = [&](unsigned stage) {
-    std::string text = callElement(
+  // it: the stores) on every element the thread holds.
+  auto callText = [&](unsigned stage, ArgLevel source) {
+    return callElement(
         kernel,
         [&](unsigned position) {
           auto it = inputs.find(position);
@@ -448,8 +531,12 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
         },
         [&](unsigned position) { return outs.lookup(position); }, nullptr,
         [&](const ChunkReduction &reduction) {
-          return stage > depth ? reduction.accumulator
-                               : std::string("kfuse_unused");
+          // Values per row are reduced once per row, by the row call.
+          if (stage <= depth || reduction.source != source)
+            return std::string("kfuse_unused");
+          return reduction.level == ArgLevel::column
+                     ? reduction.accumulator + "[k][j]"
+                     : reduction.accumulator;
         },
         [&](const KernelBody::RowLocal &row) {
           return row.depth < stage ? row.total : std::string("0.0f");
@@ -460,27 +547,62 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                      ? std::string("kfuse_unused_moments")
                      : std::string("kfuse_unused");
         });
+  };
+  auto call = [&](unsigned stage, StringRef after) {
+    std::string text = callText(stage, ArgLevel::element);
+    // Past the row's end a thread holds no vector k.
+    std::string indent = inRow.empty() ? "            " : "              ";
+    std::string body = fmt::format("#pragma unroll\n"
+                                   "{0}for (int j = 0; j < {1}; ++j)\n"
+                                   "{0}  {2};\n",
+                                   indent, width, text);
+    for (StringRef line : llvm::split(after.rtrim('\n'), '\n'))
+      if (!line.empty())
+        body += indent.substr(12) + line.str() + "\n";
+    if (!inRow.empty())
+      body = "            if (" + inRow + ") {\n" + body + "            }\n";
     return fmt::format("#pragma unroll\n"
                        "          for (int k = 0; k < {0}; ++k) {{\n"
-                       "#pragma unroll\n"
-                       "            for (int j = 0; j < {1}; ++j)\n"
-                       "              {2};\n",
-                       items, width, text);
+                       "{1}"
+                       "          }}\n",
+                       items, body);
   };
 
+  // Scratch for the warps of a row: one region per depth, or two that
+  // alternate by row when there is one depth, so that a fast warp never
+  // overwrites what a slow one still reads.
+  unsigned warps = layout.warpsPerRow();
+  unsigned scratchFloats = 0;
+  for (unsigned stage = 1; stage <= depth; ++stage) {
+    SmallVector<RowPart> parts;
+    for (const KernelBody::RowLocal &row : kernel.rowLocals)
+      if (row.depth == stage)
+        parts.push_back({row.kind, row.accumulator});
+    scratchFloats = std::max(scratchFloats, getRowPartFloats(parts));
+  }
   std::string out = fmt::format(
-      "      // Rows of {0} elements in registers: {1} lanes a row, {2} "
-      "vector(s) of {3} a lane.\n"
-      "      const int kfuse_lane = threadIdx.x % {1};\n",
-      plan.cols, lanes, items, width);
-  // The loop is uniform over each warp, whose lanes all take part in the
-  // row totals' butterflies; rows past the chunk's are invalid.
-  out += fmt::format(
-      "      for (long long rb = r0 + threadIdx.x / 32 * {0}; rb < r1;\n"
-      "           rb += blockDim.x / {1}) {{\n"
-      "        const long long r = rb + threadIdx.x % 32 / {1};\n"
-      "        const bool kfuse_valid = r < r1;\n",
-      32 / lanes, lanes);
+      "      // Rows of {0} elements in registers: {1} thread(s) a row, {2} "
+      "vector(s) of {3} a thread, {4} row(s) a block.\n"
+      "      const int kfuse_lane = threadIdx.x % {1};\n"
+      "      const int kfuse_slot = threadIdx.x / {1};\n",
+      plan.cols, threads, items, width, layout.rows);
+  if (warps > 1) {
+    out +=
+        fmt::format("      __shared__ float kfuse_row_red[{}][{}];\n",
+                    std::max(depth, 2u), layout.rows * warps * scratchFloats);
+    if (depth == 1)
+      out += "      int kfuse_parity = 0;\n";
+  }
+  // The loop is uniform over the block, whose threads all take part in the
+  // row totals' combination; rows past the chunk's are invalid.
+  out += columnAccumulators;
+  if (!columnPartials.empty() && layout.rows > 1)
+    out +=
+        fmt::format("      __shared__ float kfuse_col_red[{}];\n", plan.cols);
+  out += fmt::format("      for (long long rb = r0; rb < r1; rb += {}) {{\n"
+                     "        const long long r = rb + kfuse_slot;\n"
+                     "        const bool kfuse_valid = r < r1;\n",
+                     layout.rows);
   out += loads + outputs;
   for (const KernelBody::RowLocal &row : kernel.rowLocals)
     out += fmt::format("        float {} = 0.0f;\n", row.total);
@@ -489,42 +611,61 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
       }))
     out += "        kfuse_moments kfuse_unused_moments = {};\n";
   for (unsigned stage = 1; stage <= depth; ++stage) {
-    for (const KernelBody::RowLocal &row : kernel.rowLocals)
-      if (row.depth == stage && row.kind == ReduceKind::variance)
-        out +=
-            fmt::format("        kfuse_moments {} = {{}};\n", row.accumulator);
-      else if (row.depth == stage)
-        out += fmt::format("        float {} = {};\n", row.accumulator,
-                           getReduceIdentity(row.kind));
-    out += "        if (kfuse_valid) {\n" + call(stage) + "          }\n" +
-           "        }\n";
-    // Each row's lanes combine their parts in a fixed butterfly; a
-    // variance's parts (each of as many elements) by Chan's merge.
+    SmallVector<RowPart> parts;
+    std::string finish;
     for (const KernelBody::RowLocal &row : kernel.rowLocals) {
       if (row.depth != stage)
         continue;
-      if (row.kind == ReduceKind::variance) {
-        out += fmt::format(
-            "        {{\n"
-            "          float kfuse_n, kfuse_mean, kfuse_m2;\n"
-            "          kfuse_moments_done({1}, kfuse_n, kfuse_mean, "
-            "kfuse_m2);\n"
-            "#pragma unroll\n"
-            "          for (int kfuse_m = {0}; kfuse_m > 0; kfuse_m >>= 1)\n"
-            "            kfuse_shuffle_equal_moments(kfuse_n, kfuse_mean, "
-            "kfuse_m2, kfuse_m);\n"
-            "          {2} = kfuse_n > 0.0f ? kfuse_m2 / kfuse_n : 0.0f;\n"
-            "        }}\n",
-            lanes / 2, row.accumulator, row.total);
-        continue;
-      }
-      out += emitWarpCombine(row.accumulator, row.kind, "        ", lanes) +
-             fmt::format("        {} = {};\n", row.total, row.accumulator);
+      if (row.kind == ReduceKind::variance)
+        out +=
+            fmt::format("        kfuse_moments {} = {{}};\n", row.accumulator);
+      else
+        out += fmt::format("        float {} = {};\n", row.accumulator,
+                           getReduceIdentity(row.kind));
+      parts.push_back({row.kind, row.accumulator});
+      // A variance's part is the moments of the thread's elements (each of
+      // as many elements where the row splits exactly: Chan's symmetric
+      // merge).
+      finish +=
+          row.kind == ReduceKind::variance
+              ? fmt::format("        {0} = {1}_n > 0.0f ? {1}_q / {1}_n : "
+                            "0.0f;\n",
+                            row.total, row.accumulator)
+              : fmt::format("        {} = {};\n", row.total, row.accumulator);
     }
+    out += "        if (kfuse_valid) {\n" + call(stage, "") + "        }\n";
+    for (const RowPart &part : parts)
+      if (part.kind == ReduceKind::variance)
+        out += fmt::format("        float {0}_n, {0}_m, {0}_q;\n"
+                           "        kfuse_moments_done({0}, {0}_n, {0}_m, "
+                           "{0}_q);\n",
+                           part.name);
+    std::string region =
+        depth == 1 ? std::string("kfuse_parity") : std::to_string(stage - 1);
+    out += emitRowCombine(parts, layout, "kfuse_lane", "kfuse_slot",
+                          "kfuse_row_red[" + region + "]", scratchFloats,
+                          "        ") +
+           finish;
   }
-  out += "        if (kfuse_valid) {\n" + call(depth + 1) + stores +
-         "          }\n" + rowStores + "        }\n";
+  std::string rowCall;
+  if (rowSourced)
+    // Reductions of values per row: the row's first thread, once, with its
+    // first element (the values per row do not depend on it).
+    rowCall = "          if (kfuse_lane == 0) {\n"
+              "            const int k = 0, j = 0;\n"
+              "            " +
+              callText(depth + 1, ArgLevel::row) +
+              ";\n"
+              "          }\n";
+  out += "        if (kfuse_valid) {\n" + call(depth + 1, stores) + rowCall +
+         rowStores + "        }\n";
+  if (warps > 1 && depth == 1)
+    out += "        kfuse_parity ^= 1;\n";
   out += "      }\n";
+  out += columnPartials;
+  // The next chunk's rows use the scratch again.
+  if (warps > 1 || (!columnPartials.empty() && layout.rows > 1))
+    out += "      __syncthreads();\n";
   return out;
 }
 

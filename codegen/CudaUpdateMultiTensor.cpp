@@ -172,7 +172,7 @@ LogicalResult UpdateEmitter::checkMultiTensor() {
         plan.stepArg = index;
       continue;
     }
-    if (tensor.hasStaticShape())
+    if (tensor.hasStaticShape() && !isColumnOfStaticRows(update, tensor))
       return update.emitOpError()
              << "argument #" << index << " '" << getArgName(update, index)
              << "' has the static shape " << tensor

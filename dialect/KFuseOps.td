@@ -62,9 +62,11 @@ def KFuse_ReduceOp : KFuse_Op<"reduce", [Pure]> {
     ```
 
     In a 2-D update whose rows have a static length (a multiple of 32, at
-    most 1024 elements), a sum, maximum or variance over each row is reduced in
-    registers: the generated code holds a row in the lanes of a warp, and
-    the result is used in the same pass over memory, not in a later phase.
+    most 8192 elements, and at most 16384 over all its tensors of whole rows),
+    a sum, maximum or variance over each row is reduced in registers: the
+    generated code spreads a row over threads of a block as a norm's rows
+    are, and the result is used in the same pass over memory, not in a later
+    phase.
     A row is then a block of a block-wise scheme, such as the absolute
     maximum that scales a quantized state. kfuse-fuse-elementwise moves the
     reduction into the region that computes its input, where it reduces the

@@ -57,6 +57,18 @@ bool isRowLocalReduce(ReduceOp reduce) {
   int64_t extent = input.getDimSize(1);
   if (extent < 32 || extent % 32 != 0 || extent > kMaxRegisterRowElements)
     return false;
+  auto func = reduce->getParentOfType<func::FuncOp>();
+  // The function's tensors of whole rows (neither extent a static 1).
+  int64_t arrays =
+      func ? llvm::count_if(func.getArgumentTypes(),
+                            [](Type type) {
+                              auto tensor = dyn_cast<RankedTensorType>(type);
+                              return tensor && tensor.getRank() == 2 &&
+                                     !llvm::is_contained(tensor.getShape(), 1);
+                            })
+           : 1;
+  if (extent * arrays > kMaxRegisterRowArrayElements)
+    return false;
   // The inner half of a reduction over the whole tensor accumulates with it.
   return llvm::none_of(reduce->getUsers(), [](Operation *user) {
     auto outer = dyn_cast<ReduceOp>(user);
@@ -72,6 +84,12 @@ int64_t getStaticRowLength(func::FuncOp func) {
       return tensor.getDimSize(1);
   }
   return 0;
+}
+
+bool isColumnOfStaticRows(func::FuncOp func, RankedTensorType type) {
+  int64_t length = getStaticRowLength(func);
+  return length > 0 && type.getRank() == 2 && type.getDimSize(0) == 1 &&
+         type.getDimSize(1) == length;
 }
 
 LogicalResult refuseMatrixUpdate(func::FuncOp func, StringRef who) {

@@ -39,16 +39,20 @@ bool isMatrixUpdate(mlir::func::FuncOp func);
 /// any other reduction.
 mlir::Value getWholeTensorReduceInput(ReduceOp reduce);
 
-/// Most elements of a row that a 2-D update holds in registers (a row of a
-/// static extent, a multiple of 32, no longer than this).
-constexpr int64_t kMaxRegisterRowElements = 1024;
+/// Most elements of a row that a 2-D update holds in registers, and most
+/// elements of the rows of all its element tensors together: a block of 256
+/// threads then holds at most 64 floats a thread.
+constexpr int64_t kMaxRegisterRowElements = 8192;
+constexpr int64_t kMaxRegisterRowArrayElements = 16384;
 
 /// Whether `reduce` takes the sum, maximum or variance of each row of a 2-D
 /// value whose rows are short enough to be held in registers (a static extent,
-/// a multiple of 32, at most kMaxRegisterRowElements): its result is then known
-/// in the same phase, as the per-block scale of a quantized state or a norm's
-/// row statistics. In a kfuse.fused body it is the reduction of the element
-/// over its row. Such reductions are fused with the math around them.
+/// a multiple of 32, at most kMaxRegisterRowElements, and with the function's
+/// other element tensors at most kMaxRegisterRowArrayElements): its result is
+/// then known in the same phase, as the per-block scale of a quantized state
+/// or a norm's row statistics. In a kfuse.fused body it is the reduction of
+/// the element over its row. Such reductions are fused with the math around
+/// them.
 bool isRowLocalReduce(ReduceOp reduce);
 
 /// The row length a 2-D update's argument types fix (its params' static
@@ -56,6 +60,11 @@ bool isRowLocalReduce(ReduceOp reduce);
 /// when they fix none: its kernels are for that length alone, and a tensor
 /// of any shape whose size is a multiple of it runs as rows of it.
 int64_t getStaticRowLength(mlir::func::FuncOp func);
+
+/// Whether `type`, a static shape, is a value per column of the rows of a
+/// static length `func` fixes (1 x N): the same shape for every group of a
+/// multi-tensor plan, as every other static shape is not.
+bool isColumnOfStaticRows(mlir::func::FuncOp func, mlir::RankedTensorType type);
 
 /// Fails with an error at `func`, prefixed by `who` (a pass that does not
 /// take them yet), when it is a 2-D update.

@@ -35,7 +35,7 @@ struct HorizontalPass : public kfuse::impl::HorizontalPassBase<HorizontalPass> {
       if (isPerTensorArg(func, i))
         continue; // an entry pointer to one float
       auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
-      if (type.hasStaticShape()) {
+      if (type.hasStaticShape() && !isColumnOfStaticRows(func, type)) {
         func.emitError() << "argument #" << i << " has the static shape "
                          << type
                          << "; a multi-tensor update runs over groups of "

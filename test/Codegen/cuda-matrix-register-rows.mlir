@@ -10,9 +10,25 @@
 // RUN: kfuse check %S/Inputs/register-rows-variance.mlir | FileCheck %s --check-prefix=VERIFY-VARIANCE
 // RUN: kfuse compile %S/Inputs/register-rows-variance.mlir --emit=cuda | FileCheck %s --check-prefix=VARIANCE
 // RUN: kfuse compile %S/Inputs/register-rows-variance.mlir --emit=ptx --codegen=cuda --arch=sm_80 > /dev/null
+// RUN: kfuse check %S/Inputs/register-rows-long-variance.mlir | FileCheck %s --check-prefix=VERIFY-VARIANCE
+// RUN: kfuse compile %S/Inputs/register-rows-long-variance.mlir --emit=cuda | FileCheck %s --check-prefix=LONG
+// RUN: kfuse compile %S/Inputs/register-rows-long-variance.mlir --emit=ptx --codegen=cuda --arch=sm_90 > /dev/null
+// RUN: kfuse check %S/Inputs/register-rows-uneven-variance.mlir | FileCheck %s --check-prefix=VERIFY-VARIANCE
+// RUN: kfuse compile %S/Inputs/register-rows-uneven-variance.mlir --emit=cuda | FileCheck %s --check-prefix=UNEVEN
+// RUN: kfuse compile %S/Inputs/register-rows-uneven-variance.mlir --emit=ptx --codegen=cuda --arch=sm_80 > /dev/null
+// RUN: kfuse check %S/Inputs/register-rows-long-two-levels.mlir | FileCheck %s --check-prefix=VERIFY-TWO
+// RUN: kfuse compile %S/Inputs/register-rows-long-two-levels.mlir --emit=cuda | FileCheck %s --check-prefix=LEVELS
+// RUN: kfuse check %S/Inputs/register-rows-column-inputs.mlir | FileCheck %s --check-prefix=VERIFY-VARIANCE
+// RUN: kfuse compile %S/Inputs/register-rows-column-inputs.mlir --emit=cuda | FileCheck %s --check-prefix=COLUMNS
+// RUN: kfuse compile %S/Inputs/register-rows-column-inputs.mlir --emit=ptx --codegen=cuda --arch=sm_90 > /dev/null
+// RUN: sed -e 's/?x?x/?x768x/g' -e 's/1x?x/1x768x/g' %S/../../library/optim/adafactor.mlir > %t.adafactor.mlir
+// RUN: kfuse check %t.adafactor.mlir | FileCheck %s --check-prefix=VERIFY-VARIANCE
+// RUN: kfuse compile %t.adafactor.mlir --emit=cuda | FileCheck %s --check-prefix=ADAFACTOR
+// RUN: kfuse compile %t.adafactor.mlir --emit=ptx --codegen=cuda --arch=sm_80 > /dev/null
 
-// Rows of a static length (a multiple of 32, at most 1024 elements) are held
-// in registers where a phase reduces them: the reduction is fused with the
+// Rows of a static length (a multiple of 32, at most 8192 elements) are held
+// in registers where a phase reduces them, spread over the threads of a block
+// as a norm's rows are (codegen/CudaRows.h): the reduction is fused with the
 // math around it, and its result is used in the same pass over memory. Here,
 // momentum stored as integers of a per-block scale, one block of 256
 // elements a row (8-bit block-wise quantization, with the state in f32):
@@ -73,18 +89,21 @@ func.func @block_rounded_momentum(
 // CHECK:       1 kernel(s)
 // CHECK:       {{^}}kfuse_block_rounded_momentum_multi_element(const {{.*}} &u, float codes_in, float scale_in, float grad_in, float param_in, float row_total0, float &codes_out, float &scale_out, float &param_out, float &row_part0) {
 // CHECK:         row_part0 = kfuse_maximumf(row_part0, v{{[0-9]+}});
-// CHECK:       Rows of 256 elements in registers: 32 lanes a row, 2 vector(s) of 4 a lane.
-// CHECK:       for (long long rb = r0 + threadIdx.x / 32 * 1; rb < r1;
+// CHECK:       Rows of 256 elements in registers: 32 thread(s) a row, 2 vector(s) of 4 a thread, 8 row(s) a block.
+// CHECK:       const int kfuse_slot = threadIdx.x / 32;
+// CHECK-NEXT:  for (long long rb = r0; rb < r1; rb += 8) {
+// CHECK-NEXT:    const long long r = rb + kfuse_slot;
 // CHECK:         float row_part0 = __int_as_float(0xff800000);
 // CHECK:         kfuse_block_rounded_momentum_multi_element(u, {{.*}}, 0.0f, {{.*}}, row_part0);
-// CHECK:         row_part0 = kfuse_maximumf(row_part0, __shfl_xor_sync(0xffffffffu, row_part0, kfuse_m));
+// CHECK:         row_part0 = kfuse_maximumf(row_part0, __shfl_xor_sync(0xffffffffu, row_part0, m));
+// CHECK-NEXT:    }
 // CHECK-NEXT:    row_total0 = row_part0;
 // CHECK:         kfuse_block_rounded_momentum_multi_element(u, {{.*}}, row_total0, {{.*}}, kfuse_unused);
 // CHECK:         reinterpret_cast<kfuse_f32x4 *>(codes)[r * 64 + k * 32 + kfuse_lane] = codes_w[k];
 // CHECK:         if (kfuse_lane == 0)
 // CHECK-NEXT:      scale[r] = scale_w;
 // Unaligned tensors take the same rows one element at a time.
-// CHECK:       Rows of 256 elements in registers: 32 lanes a row, 8 vector(s) of 1 a lane.
+// CHECK:       Rows of 256 elements in registers: 32 thread(s) a row, 8 vector(s) of 1 a thread, 8 row(s) a block.
 
 // The compiler keeps one copy of the math both calls share: one rounding
 // per element a lane holds (8), in each of the two loops.
@@ -101,7 +120,7 @@ func.func @block_rounded_momentum(
 // second taking the first total, the last both.
 // VERIFY-TWO: check: 4 passed, 0 failed
 // VERIFY-TWO: emit: OK
-// TWO:       Rows of 128 elements in registers: 32 lanes a row, 1 vector(s) of 4 a lane.
+// TWO:       Rows of 128 elements in registers: 32 thread(s) a row, 1 vector(s) of 4 a thread, 8 row(s) a block.
 // TWO:       kfuse_row_normalized_multi_element(u, {{.*}}, 0.0f, 0.0f, {{.*}}, row_part0, kfuse_unused);
 // TWO:       row_total0 = row_part0;
 // TWO:       kfuse_row_normalized_multi_element(u, {{.*}}, row_total0, 0.0f, {{.*}}, kfuse_unused, row_part1);
@@ -115,19 +134,73 @@ func.func @block_rounded_momentum(
 // VARIANCE:      struct kfuse_moments {
 // VARIANCE:      kfuse_row_standardized_multi_element({{.*}}, float &row_part0, kfuse_moments &row_part1) {
 // VARIANCE:        kfuse_moments_add(row_part1, grad_in);
-// VARIANCE:      Rows of 768 elements in registers: 32 lanes a row, 6 vector(s) of 4 a lane.
+// VARIANCE:      Rows of 768 elements in registers: 32 thread(s) a row, 6 vector(s) of 4 a thread, 8 row(s) a block.
 // VARIANCE:        kfuse_moments row_part1 = {};
 // VARIANCE:        kfuse_row_standardized_multi_element(u, {{.*}}, 0.0f, 0.0f, {{.*}}, row_part0, row_part1);
-// VARIANCE:        kfuse_moments_done(row_part1, kfuse_n, kfuse_mean, kfuse_m2);
-// VARIANCE:          kfuse_shuffle_equal_moments(kfuse_n, kfuse_mean, kfuse_m2, kfuse_m);
-// VARIANCE-NEXT:   row_total1 = kfuse_n > 0.0f ? kfuse_m2 / kfuse_n : 0.0f;
+// VARIANCE:        kfuse_moments_done(row_part1, row_part1_n, row_part1_m, row_part1_q);
+// VARIANCE:          kfuse_shuffle_equal_moments(row_part1_n, row_part1_m, row_part1_q, m);
+// VARIANCE:        row_total1 = row_part1_n > 0.0f ? row_part1_q / row_part1_n : 0.0f;
 // VARIANCE:        kfuse_row_standardized_multi_element(u, {{.*}}, row_total0, row_total1, {{.*}}, kfuse_unused, kfuse_unused_moments);
 
-// Rows of 32: a row is 8 lanes, a warp 4 rows, the butterfly within the 8.
-// SHORT:      Rows of 32 elements in registers: 8 lanes a row, 1 vector(s) of 4 a lane.
+// Rows of 32: a row is 8 threads, a warp 4 rows, the butterfly within the 8.
+// SHORT:      Rows of 32 elements in registers: 8 thread(s) a row, 1 vector(s) of 4 a thread, 32 row(s) a block.
 // SHORT-NEXT: const int kfuse_lane = threadIdx.x % 8;
-// SHORT-NEXT: for (long long rb = r0 + threadIdx.x / 32 * 4; rb < r1;
-// SHORT-NEXT:      rb += blockDim.x / 8) {
-// SHORT-NEXT:   const long long r = rb + threadIdx.x % 32 / 8;
-// SHORT:      for (int kfuse_m = 4; kfuse_m > 0; kfuse_m >>= 1)
-// SHORT-NEXT:   row_part0 = kfuse_sum_op(row_part0, __shfl_xor_sync(0xffffffffu, row_part0, kfuse_m));
+// SHORT-NEXT: const int kfuse_slot = threadIdx.x / 8;
+// SHORT-NEXT: for (long long rb = r0; rb < r1; rb += 32) {
+// SHORT-NEXT:   const long long r = rb + kfuse_slot;
+// SHORT:      for (int m = 4; m > 0; m >>= 1) {
+// SHORT-NEXT:   row_part0 = row_part0 + __shfl_xor_sync(0xffffffffu, row_part0, m);
+
+// Rows of 4096: 128 threads a row (four warps), two rows a block. The warps'
+// parts meet in shared memory, in two regions that alternate by row.
+// LONG:      Rows of 4096 elements in registers: 128 thread(s) a row, 8 vector(s) of 4 a thread, 2 row(s) a block.
+// LONG:      __shared__ float kfuse_row_red[2][32];
+// LONG-NEXT: int kfuse_parity = 0;
+// LONG:      if (kfuse_lane % 32 == 0) {
+// LONG-NEXT:   kfuse_row_red[kfuse_parity][(kfuse_slot * 4 + kfuse_lane / 32) * 4 + 0] = row_part0;
+// LONG:      __syncthreads();
+// LONG:      const float *part = &kfuse_row_red[kfuse_parity][kfuse_slot * 16];
+// LONG:      for (int w = 1; w < 4; ++w) {
+// LONG-NEXT:   row_part0 = row_part0 + part[w * 4 + 0];
+// LONG-NEXT:   kfuse_merge_moments(row_part1_n, row_part1_m, row_part1_q, part[w * 4 + 1], part[w * 4 + 2], part[w * 4 + 3]);
+// LONG:      kfuse_parity ^= 1;
+// LONG-NEXT: }
+// LONG-NEXT: __syncthreads();
+
+// Rows of 1312 (328 vectors): 64 threads of 6 vectors, the slots past the
+// row's end idle; the lanes' moments then merge by lane order, not as equal
+// counts.
+// UNEVEN:      Rows of 1312 elements in registers: 64 thread(s) a row, 6 vector(s) of 4 a thread, 4 row(s) a block.
+// UNEVEN:        if (k * 64 + kfuse_lane < 328)
+// UNEVEN-NEXT:     grad_e[k] = kfuse_ldcg_vector(
+// UNEVEN:        kfuse_shuffle_moments(row_part1_n, row_part1_m, row_part1_q, m, (kfuse_lane & m) != 0);
+
+// Two levels over rows of two warps: a region of scratch per level, no
+// parity.
+// LEVELS:      Rows of 2048 elements in registers: 64 thread(s) a row, 8 vector(s) of 4 a thread, 4 row(s) a block.
+// LEVELS:      __shared__ float kfuse_row_red[2][8];
+// LEVELS-NOT:  kfuse_parity
+// LEVELS:      kfuse_row_red[0][(kfuse_slot * 2 + kfuse_lane / 32) * 1 + 0] = row_part0;
+// LEVELS:      kfuse_row_red[1][(kfuse_slot * 2 + kfuse_lane / 32) * 1 + 0] = row_part1;
+
+// Values per column (1 x 768, the same shape in every group) read beside
+// rows in registers: a thread loads its columns' vectors, the same in every
+// row.
+// COLUMNS:      Rows of 768 elements in registers: 32 thread(s) a row, 6 vector(s) of 4 a thread, 8 row(s) a block.
+// COLUMNS:      gain_e[k] = kfuse_ldcg_vector(reinterpret_cast<const kfuse_f32x4 *>(gain) + k * 32 + kfuse_lane);
+
+
+// Adafactor with rows of 768: the row sums of g^2 in registers, and in the
+// same pass the column sums, each thread adding its columns over the rows
+// it holds, the block's row slots in slot order, one partial a chunk; the
+// sum of the new row states over the tensor once per row, by its first
+// thread.
+// ADAFACTOR:      Rows of 768 elements in registers: 32 thread(s) a row, 6 vector(s) of 4 a thread, 8 row(s) a block.
+// ADAFACTOR:      __shared__ float kfuse_col_red[768];
+// ADAFACTOR:      if (kfuse_lane == 0) {
+// ADAFACTOR-NEXT:   const int k = 0, j = 0;
+// ADAFACTOR:      for (int kfuse_s = 1; kfuse_s < 8; ++kfuse_s) {
+// ADAFACTOR:        kfuse_col_red[(k * 32 + kfuse_lane) * 4 + j] = col_acc0[k][j];
+// ADAFACTOR:        col_acc0[k][j] = kfuse_sum_op(col_acc0[k][j], kfuse_col_red[(k * 32 + kfuse_lane) * 4 + j]);
+// ADAFACTOR:      if (kfuse_slot == 0) {
+// ADAFACTOR:        col_partials[(entry->col_partial_base + (c - entry->first_chunk) * cols + (k * 32 + kfuse_lane) * 4 + j) * 1 + 0] = col_acc0[k][j];

@@ -1,6 +1,6 @@
-//===- CudaNormLayout.cpp - spreading a row over threads ------------------===//
+//===- CudaRows.cpp - rows spread over threads ----------------------------===//
 //
-// A row of a norm is split into vectors (16-byte accesses when rows are
+// A row is split into vectors (16-byte accesses when rows are
 // aligned) and the vectors over the threads of the row: thread t owns
 // vectors i * threads + t. The choice trades idle slots against registers:
 // a thread holds its elements of every full input (and of the column sums)
@@ -8,22 +8,21 @@
 // Staged rows keep the full inputs in shared memory instead, reading them
 // back per phase, so fewer registers stay live and more blocks fit.
 //
-// The layout knobs the environment sets for measuring are read here too.
+// The threads of a row then combine their parts of its reductions in a
+// fixed order (emitRowCombine), so that results repeat bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CudaNormInternal.h"
+#include "codegen/CudaRows.h"
 
 #include "codegen/CudaOps.h"
 
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <cstdlib>
+#include <fmt/format.h>
 #include <optional>
 
-namespace kfuse::norm {
+namespace kfuse {
 
 /// Threads per row and elements per thread and chunk of the looped variant.
 constexpr unsigned kLoopedThreadsPerRow = 512;
@@ -80,19 +79,19 @@ static unsigned estimateRegisters(const RegisterDemand &demand,
   return elements * arrays2 / 2 + 40;
 }
 
-uint64_t stageBytes(const Layout &layout, const RegisterDemand &demand) {
+uint64_t stageBytes(const RowLayout &layout, const RegisterDemand &demand) {
   return uint64_t(layout.rows) * layout.slotVectors() * layout.vec *
          demand.fullInputBytes;
 }
 
-uint64_t columnSumBytes(const Layout &layout, const RegisterDemand &demand) {
+uint64_t columnSumBytes(const RowLayout &layout, const RegisterDemand &demand) {
   return uint64_t(demand.columnSums) * layout.vectors * layout.vec * 4;
 }
 
 /// Dynamic shared memory a staged block may take: the limit less its static
 /// scratch (the reductions', and kfuse_colsum, through which the row slots
 /// of a block add their column sums).
-static uint64_t stagedSharedLimit(const Layout &layout,
+static uint64_t stagedSharedLimit(const RowLayout &layout,
                                   const RegisterDemand &demand) {
   uint64_t scratch = kReductionScratchBytes;
   if (demand.columnSums > 0 && layout.rows > 1)
@@ -104,18 +103,18 @@ static uint64_t stagedSharedLimit(const Layout &layout,
 /// layouts that fit (registers by estimateRegisters, shared memory for one
 /// stage), the one with the fewest (thread, item) slots, that is the fewest
 /// idle ones, and of those the one with the most items a thread.
-static std::optional<Layout>
-chooseRowLayout(Layout base, const RegisterDemand &demand, bool staged,
-                const NormEmitOptions &options, unsigned headroom = 0) {
-  auto sharedFits = [&](const Layout &layout) {
+static std::optional<RowLayout>
+chooseWholeRowLayout(RowLayout base, const RegisterDemand &demand, bool staged,
+                     const RowLayoutOptions &options, unsigned headroom = 0) {
+  auto sharedFits = [&](const RowLayout &layout) {
     uint64_t shared = staged ? stageBytes(layout, demand) : 0;
     uint64_t limit =
         staged ? stagedSharedLimit(layout, demand) : kMaxSharedBytes;
     return shared + columnSumBytes(layout, demand) <= limit;
   };
-  auto registersFit = [&](const Layout &layout) {
+  auto registersFit = [&](const RowLayout &layout) {
     return estimateRegisters(demand, layout.items * layout.vec, staged,
-                             layout.sums == Layout::Sums::registers) +
+                             layout.sums == RowLayout::Sums::registers) +
                headroom <=
            registerCap(layout.blockSize(), options.minThreadsPerSM);
   };
@@ -125,44 +124,58 @@ chooseRowLayout(Layout base, const RegisterDemand &demand, bool staged,
   // memory cost the LayerNorm backward 10-20 points). With one row per
   // block each column has a single owner thread, which may keep them in
   // shared memory instead when registers are short.
-  auto complete = [&](Layout layout) -> std::optional<Layout> {
+  auto complete = [&](RowLayout layout) -> std::optional<RowLayout> {
     layout.rows = std::max(1u, options.targetBlockSize / layout.threads);
     layout.stages = staged ? 1 : 0;
     if (staged &&
         stageBytes(layout, demand) > stagedSharedLimit(layout, demand))
       return std::nullopt;
-    using Sums = NormEmitOptions::ColumnSums;
+    using Sums = RowLayoutOptions::ColumnSums;
     bool mayShare = demand.columnSums > 0 && layout.rows == 1 &&
                     options.columnSums != Sums::registers && sharedFits(layout);
     if (mayShare && options.columnSums == Sums::shared) {
-      layout.sums = Layout::Sums::shared;
-      return registersFit(layout) ? std::optional<Layout>(layout)
+      layout.sums = RowLayout::Sums::shared;
+      return registersFit(layout) ? std::optional<RowLayout>(layout)
                                   : std::nullopt;
     }
     if (registersFit(layout))
       return layout;
     if (!mayShare)
       return std::nullopt;
-    layout.sums = Layout::Sums::shared;
-    return registersFit(layout) ? std::optional<Layout>(layout) : std::nullopt;
+    layout.sums = RowLayout::Sums::shared;
+    return registersFit(layout) ? std::optional<RowLayout>(layout)
+                                : std::nullopt;
   };
+  unsigned maxItems = std::max(1u, options.maxElementsPerThread / base.vec);
   if (base.vectors <= kWarpSize) {
-    // A part of a warp per row: whole rows per warp access, coalesced.
-    base.threads = llvm::PowerOf2Ceil(base.vectors);
+    // A part of a warp per row: whole rows per warp access, coalesced. Of
+    // 8 or more lanes, as many as split the row exactly (rows of 24 vectors:
+    // 8 lanes of 3), else a power of two with idle lanes.
+    unsigned exact = 1u << llvm::countr_zero(uint64_t(base.vectors));
+    if (exact >= 8 && base.vectors / exact <= maxItems) {
+      base.threads = exact;
+      base.items = base.vectors / exact;
+    } else {
+      base.threads = llvm::PowerOf2Ceil(base.vectors);
+    }
     return complete(base);
   }
-  std::optional<Layout> best;
+  std::optional<RowLayout> best;
   int64_t bestCost = INT64_MAX;
-  unsigned maxItems = std::max(1u, options.maxElementsPerThread / base.vec);
+  unsigned maxThreads =
+      options.fixedBlockSize ? options.targetBlockSize : kMaxThreadsPerRow;
   for (unsigned items = maxItems; items >= 1; --items) {
-    Layout layout = base;
+    RowLayout layout = base;
     layout.items = items;
     int64_t threads =
         llvm::alignTo(llvm::divideCeil(base.vectors, items), kWarpSize);
-    if (threads > kMaxThreadsPerRow || threads * items >= bestCost)
+    // Blocks of one size hold whole rows: a power of two of threads each.
+    if (options.fixedBlockSize)
+      threads = llvm::PowerOf2Ceil(threads);
+    if (threads > maxThreads || threads * items >= bestCost)
       continue;
     layout.threads = threads;
-    std::optional<Layout> completed = complete(layout);
+    std::optional<RowLayout> completed = complete(layout);
     if (!completed)
       continue;
     bestCost = threads * items;
@@ -172,10 +185,10 @@ chooseRowLayout(Layout base, const RegisterDemand &demand, bool staged,
 }
 
 /// The layout of the row itself: staged, in registers, or looped.
-static Layout chooseRowsLayout(int64_t cols, unsigned vec,
-                               const RegisterDemand &demand,
-                               const NormEmitOptions &options) {
-  Layout base;
+static RowLayout chooseRowsLayout(int64_t cols, unsigned vec,
+                                  const RegisterDemand &demand,
+                                  const RowLayoutOptions &options) {
+  RowLayout base;
   base.vec = vec;
   base.vectors = llvm::divideCeil(cols, vec);
   // Staging copies whole 16-byte vectors (cp.async.cg); rows of narrower
@@ -192,7 +205,7 @@ static Layout chooseRowsLayout(int64_t cols, unsigned vec,
     // limit (the H200, 12288 columns: the RMSNorm forward at 98 and 92 %
     // of the copy bandwidth in f32 and bf16 against 93 and 86 % staged;
     // bench/results/2026-12-03-h200-norm-columns-ab.jsonl, s0me64).
-    NormEmitOptions wide = options;
+    RowLayoutOptions wide = options;
     wide.maxElementsPerThread = 2 * options.maxElementsPerThread;
     // 16-bit elements counted packed, two a register, as ptxas keeps a
     // long row's: it gives the bf16 LayerNorm forward of 12288 columns (64
@@ -200,16 +213,16 @@ static Layout chooseRowsLayout(int64_t cols, unsigned vec,
     // them whole asked 168.
     RegisterDemand wideDemand = demand;
     wideDemand.packedFullInputs = demand.widestInputBytes <= 2;
-    if (std::optional<Layout> inRegisters = chooseRowLayout(
+    if (std::optional<RowLayout> inRegisters = chooseWholeRowLayout(
             base, wideDemand, /*staged=*/false, wide, kLongRowHeadroom);
         inRegisters && inRegisters->rows == 1 &&
         inRegisters->items * vec > options.maxElementsPerThread)
       return *inRegisters;
   }
   if (stageable) {
-    if (std::optional<Layout> staged =
-            chooseRowLayout(base, demand, /*staged=*/true, options)) {
-      uint64_t sums = staged->sums == Layout::Sums::shared
+    if (std::optional<RowLayout> staged =
+            chooseWholeRowLayout(base, demand, /*staged=*/true, options)) {
+      uint64_t sums = staged->sums == RowLayout::Sums::shared
                           ? columnSumBytes(*staged, demand)
                           : 0;
       uint64_t stage = stageBytes(*staged, demand);
@@ -222,12 +235,12 @@ static Layout chooseRowsLayout(int64_t cols, unsigned vec,
       return *staged;
     }
   }
-  if (std::optional<Layout> inRegisters =
-          chooseRowLayout(base, demand, /*staged=*/false, options))
+  if (std::optional<RowLayout> inRegisters =
+          chooseWholeRowLayout(base, demand, /*staged=*/false, options))
     return *inRegisters;
   // The looped variant: a few elements per thread and chunk; column sums
   // live in shared memory, or in the partials when they do not fit.
-  Layout looped = base;
+  RowLayout looped = base;
   looped.inRegisters = false;
   looped.threads = kLoopedThreadsPerRow;
   looped.items = std::max(1u, kLoopedElementsPerThread / vec);
@@ -236,23 +249,24 @@ static Layout chooseRowsLayout(int64_t cols, unsigned vec,
   looped.rows = 1;
   if (demand.columnSums > 0)
     looped.sums = columnSumBytes(looped, demand) <= kMaxSharedBytes
-                      ? Layout::Sums::shared
-                      : Layout::Sums::global;
+                      ? RowLayout::Sums::shared
+                      : RowLayout::Sums::global;
   return looped;
 }
 
 /// Whether `layout` keeps its column inputs in registers across rows: where
 /// asked for and the row is whole.
-static bool holdColumnInputs(const Layout &layout, const RegisterDemand &demand,
-                             const NormEmitOptions &options) {
+static bool holdColumnInputs(const RowLayout &layout,
+                             const RegisterDemand &demand,
+                             const RowLayoutOptions &options) {
   return demand.colInputs > 0 && layout.inRegisters &&
-         options.columnInputs == NormEmitOptions::ColumnInputs::registers;
+         options.columnInputs == RowLayoutOptions::ColumnInputs::registers;
 }
 
 /// The registers a thread of `layout` needs at least, as ptxas allocates
 /// them under pressure: estimateRegisters, with 16-bit elements counted as
 /// half a register (ptxas keeps them packed when registers are short).
-static unsigned estimateMinimumRegisters(const Layout &layout,
+static unsigned estimateMinimumRegisters(const RowLayout &layout,
                                          const RegisterDemand &demand) {
   unsigned elements = layout.items * layout.vec;
   unsigned staged = layout.stages > 0 ? 1 : 2;
@@ -272,9 +286,9 @@ static unsigned estimateMinimumRegisters(const Layout &layout,
 /// (1024 columns: 86.6 -> 90.4 % of the copy bandwidth; 4096: 83.7 ->
 /// 92.4 %); kernels with column sums spilled and slowed down
 /// (bench/results/2026-12-03-h200-norm-launch-blocks-ab.jsonl).
-static unsigned chooseLaunchBlocks(const Layout &layout,
+static unsigned chooseLaunchBlocks(const RowLayout &layout,
                                    const RegisterDemand &demand,
-                                   const NormEmitOptions &options) {
+                                   const RowLayoutOptions &options) {
   if (options.launchMinBlocksPerSM)
     return options.launchMinBlocksPerSM;
   unsigned blockSize = layout.blockSize();
@@ -295,116 +309,108 @@ static unsigned chooseLaunchBlocks(const Layout &layout,
   return base;
 }
 
-Layout chooseLayout(int64_t cols, unsigned vec, const RegisterDemand &demand,
-                    const NormEmitOptions &options) {
-  Layout layout = chooseRowsLayout(cols, vec, demand, options);
+RowLayout chooseRowLayout(int64_t cols, unsigned vec,
+                          const RegisterDemand &demand,
+                          const RowLayoutOptions &options) {
+  RowLayout layout = chooseRowsLayout(cols, vec, demand, options);
   layout.columnInputsInRegisters = holdColumnInputs(layout, demand, options);
   layout.launchBlocks = chooseLaunchBlocks(layout, demand, options);
   return layout;
 }
 
-} // namespace kfuse::norm
-
-namespace kfuse {
-
-/// The value of environment variable `name` when it is a positive number
-/// below 2^20, else 0.
-static unsigned positiveEnvironment(const char *name) {
-  const char *text = std::getenv(name);
-  unsigned value = 0;
-  if (!text || llvm::StringRef(text).getAsInteger(10, value) ||
-      value >= (1u << 20))
-    return 0;
-  return value;
+unsigned getRowPartFloats(llvm::ArrayRef<RowPart> parts) {
+  unsigned floats = 0;
+  for (const RowPart &part : parts)
+    floats += part.kind == ReduceKind::variance ? 3 : 1;
+  return floats;
 }
 
-/// KFUSE_NORM_STAGES, when set to 0, 1 or 2.
-static std::optional<unsigned> stagesEnvironment() {
-  const char *text = std::getenv("KFUSE_NORM_STAGES");
-  unsigned value = 0;
-  if (!text || llvm::StringRef(text).getAsInteger(10, value) || value > 4)
-    return std::nullopt;
-  return value;
+/// The floats of `part` a warp passes to the others.
+static llvm::SmallVector<std::string, 3> getPartFloats(const RowPart &part) {
+  if (part.kind == ReduceKind::variance)
+    return {part.name + "_n", part.name + "_m", part.name + "_q"};
+  return {part.name};
 }
 
-/// KFUSE_NORM_SUMS, when set to `registers` or `shared`.
-static NormEmitOptions::ColumnSums columnSumsEnvironment() {
-  const char *text = std::getenv("KFUSE_NORM_SUMS");
-  if (!text)
-    return NormEmitOptions::ColumnSums::automatic;
-  return llvm::StringSwitch<NormEmitOptions::ColumnSums>(text)
-      .Case("registers", NormEmitOptions::ColumnSums::registers)
-      .Case("shared", NormEmitOptions::ColumnSums::shared)
-      .Default(NormEmitOptions::ColumnSums::automatic);
+static std::string combineText(const RowPart &part, llvm::StringRef a,
+                               llvm::StringRef b) {
+  return part.kind == ReduceKind::max
+             ? fmt::format("kfuse_maximumf({}, {})", a.str(), b.str())
+             : fmt::format("{} + {}", a.str(), b.str());
 }
 
-/// KFUSE_NORM_COLUMNS=registers holds the column inputs in registers.
-static NormEmitOptions::ColumnInputs columnInputsEnvironment() {
-  const char *text = std::getenv("KFUSE_NORM_COLUMNS");
-  return text && llvm::StringRef(text) == "registers"
-             ? NormEmitOptions::ColumnInputs::registers
-             : NormEmitOptions::ColumnInputs::reload;
-}
-
-/// The knobs' key as the environment sets them now.
-static std::string readTuningKey() {
-  std::optional<unsigned> stages = stagesEnvironment();
-  NormEmitOptions::ColumnSums sums = columnSumsEnvironment();
-  return "stages=" + (stages ? std::to_string(*stages) : std::string("-")) +
-         ";min_threads=" +
-         std::to_string(positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM")) +
-         ";launch_blocks=" +
-         std::to_string(positiveEnvironment("KFUSE_NORM_LAUNCH_BLOCKS")) +
-         ";max_elements=" +
-         std::to_string(positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS")) +
-         ";block=" +
-         std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE")) +
-         ";sums=" + std::to_string(static_cast<int>(sums)) + ";columns=" +
-         std::to_string(static_cast<int>(columnInputsEnvironment()));
-}
-
-bool normLiveKnobs() {
-  static const bool live = [] {
-    const char *text = std::getenv("KFUSE_NORM_LIVE_KNOBS");
-    return text && llvm::StringRef(text) == "1";
-  }();
-  return live;
-}
-
-const std::string &normTuningKey() {
-  // Six getenv calls cost more than the rest of an in-memory cache hit, so
-  // the knobs are read once, unless a measuring process asks to change them
-  // as it goes.
-  if (normLiveKnobs()) {
-    thread_local std::string key;
-    key = readTuningKey();
-    return key;
+std::string emitRowCombine(llvm::ArrayRef<RowPart> parts,
+                           const RowLayout &layout, llvm::StringRef lane,
+                           llvm::StringRef slot, llvm::StringRef scratch,
+                           unsigned scratchFloats, llvm::StringRef indent) {
+  std::string out;
+  std::string in = indent.str();
+  unsigned width = std::min(layout.threads, kWarpSize);
+  if (width > 1) {
+    out += fmt::format("{0}#pragma unroll\n"
+                       "{0}for (int m = {1}; m > 0; m >>= 1) {{\n",
+                       in, width / 2);
+    for (const RowPart &part : parts) {
+      if (part.kind == ReduceKind::variance && layout.exact())
+        out += fmt::format("{0}  kfuse_shuffle_equal_moments({1}_n, {1}_m, "
+                           "{1}_q, m);\n",
+                           in, part.name);
+      else if (part.kind == ReduceKind::variance)
+        // Lanes past the row's end hold no elements: the merge's order
+        // then depends on the lane, not on equal counts.
+        out += fmt::format("{0}  kfuse_shuffle_moments({1}_n, {1}_m, {1}_q, "
+                           "m, ({2} & m) != 0);\n",
+                           in, part.name, lane.str());
+      else
+        out += fmt::format(
+            "{}  {} = {};\n", in, part.name,
+            combineText(
+                part, part.name,
+                fmt::format("__shfl_xor_sync(0xffffffffu, {}, m)", part.name)));
+    }
+    out += in + "}\n";
   }
-  static const std::string key = readTuningKey();
-  return key;
-}
-
-NormEmitOptions getNormEmitOptions(mlir::func::FuncOp norm, int64_t cols) {
-  NormEmitOptions options;
-  options.cols = cols;
-  // Measurement overrides (bench/bench_norm.py sweeps them); part of the
-  // runtime's cache key through normTuningKey().
-  if (unsigned value = positiveEnvironment("KFUSE_NORM_MIN_THREADS_PER_SM"))
-    options.minThreadsPerSM = value;
-  if (unsigned value = positiveEnvironment("KFUSE_NORM_LAUNCH_BLOCKS"))
-    options.launchMinBlocksPerSM = value;
-  if (unsigned value = positiveEnvironment("KFUSE_NORM_MAX_ELEMENTS"))
-    options.maxElementsPerThread = value;
-  if (unsigned value = positiveEnvironment("KFUSE_NORM_BLOCK_SIZE"))
-    options.targetBlockSize = value;
-  if (std::optional<unsigned> stages = stagesEnvironment())
-    options.stages = *stages;
-  options.columnSums = columnSumsEnvironment();
-  options.columnInputs = columnInputsEnvironment();
-  if (norm)
-    for (mlir::Type type : norm.getArgumentTypes())
-      options.argLevels.push_back(getValueLevel(type));
-  return options;
+  unsigned warps = layout.warpsPerRow();
+  if (warps == 1)
+    return out;
+  // Each part's floats at its offset in the warp's slots; every warp then
+  // reads all of them and combines them in warp order.
+  llvm::SmallVector<unsigned> offsets;
+  unsigned offset = 0;
+  for (const RowPart &part : parts) {
+    offsets.push_back(offset);
+    offset += getPartFloats(part).size();
+  }
+  std::string base = fmt::format("({} * {} + {} / {}) * {}", slot.str(), warps,
+                                 lane.str(), kWarpSize, scratchFloats);
+  out += fmt::format("{}if ({} % {} == 0) {{\n", in, lane.str(), kWarpSize);
+  for (auto [part, first] : llvm::zip_equal(parts, offsets))
+    for (auto [k, name] : llvm::enumerate(getPartFloats(part)))
+      out += fmt::format("{}  {}[{} + {}] = {};\n", in, scratch.str(), base,
+                         first + k, name);
+  out += in + "}\n" + in + "__syncthreads();\n";
+  out += fmt::format("{0}{{\n"
+                     "{0}  const float *part = &{1}[{2} * {3}];\n",
+                     in, scratch.str(), slot.str(), warps * scratchFloats);
+  for (auto [part, first] : llvm::zip_equal(parts, offsets))
+    for (auto [k, name] : llvm::enumerate(getPartFloats(part)))
+      out += fmt::format("{}  {} = part[{}];\n", in, name, first + k);
+  out += fmt::format("{0}  for (int w = 1; w < {1}; ++w) {{\n", in, warps);
+  for (auto [part, first] : llvm::zip_equal(parts, offsets)) {
+    if (part.kind == ReduceKind::variance)
+      out += fmt::format("{0}    kfuse_merge_moments({1}_n, {1}_m, {1}_q, "
+                         "part[w * {2} + {3}], part[w * {2} + {4}], "
+                         "part[w * {2} + {5}]);\n",
+                         in, part.name, scratchFloats, first, first + 1,
+                         first + 2);
+    else
+      out += fmt::format(
+          "{}    {} = {};\n", in, part.name,
+          combineText(part, part.name,
+                      fmt::format("part[w * {} + {}]", scratchFloats, first)));
+  }
+  out += in + "  }\n" + in + "}\n";
+  return out;
 }
 
 } // namespace kfuse
