@@ -1,7 +1,7 @@
 """The runner the GPU test scripts share (bench/test_gpu*.py): one line per
 test (PASS with its details as JSON, or FAIL with the error and its
 traceback), then "N passed, M failed"; --json OUT writes every result,
--k NAME runs the tests whose name contains NAME."""
+-k NAME runs the tests whose name contains NAME (repeatable: any of them)."""
 
 import argparse
 import json
@@ -11,7 +11,9 @@ import traceback
 def parse_args():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", help="write results here")
-    parser.add_argument("-k", help="run only tests whose name contains this")
+    parser.add_argument("-k", action="append",
+                        help="run only tests whose name contains this "
+                             "(repeatable: any of them)")
     return parser.parse_args()
 
 
@@ -30,7 +32,9 @@ def run(tests, name_filter=None, json_path=None):
     results = []
     passed = failed = 0
     for fn in tests:
-        if name_filter and name_filter not in fn.__name__:
+        filters = [name_filter] if isinstance(name_filter, str) else \
+            name_filter
+        if filters and not any(f in fn.__name__ for f in filters):
             continue
         try:
             details = fn()

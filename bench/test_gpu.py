@@ -1040,6 +1040,137 @@ def multi_tensor_static_rows_adafactor_matches_dynamic():
     return results
 
 
+
+@test
+def layernorm_as_update_matches_torch():
+    """LayerNorm forward and backward written as 2-D updates with rows of
+    1024 (test/Codegen/Inputs/layernorm-update-*.mlir: inputs and outputs as
+    an update's arguments, rows held in registers, weight and bias per
+    column, dweight and dbias column sums) over a list of tensors in one
+    launch, against float64; then over one 65536 x 1024 f32 tensor beside
+    the norm emitter's kernel (library/norm) and torch, with a device copy."""
+    import torch.nn.functional as F
+    inputs = REPO / "test" / "Codegen" / "Inputs"
+    gen = torch.Generator(device="cuda").manual_seed(19)
+    cols, eps = 1024, 1e-5
+
+    def rand(*shape, scale=1.0, shift=0.0):
+        return torch.randn(shape, device="cuda", generator=gen) * scale + shift
+
+    def make(update, shapes, extra):
+        groups = [extra(shape) for shape in shapes]
+        return kfuse.MultiTensorUpdate(kfuse.Update(str(inputs / update)),
+                                       groups, {"eps": eps}), groups
+
+    def fwd_group(shape):
+        rows = math.prod(shape) // cols
+        return {"x": rand(*shape, scale=2.0, shift=0.5),
+                "weight": rand(cols, scale=0.1, shift=1.0),
+                "bias": rand(cols, scale=0.1),
+                "y": torch.empty(shape, device="cuda"),
+                "mean": torch.empty(rows, device="cuda"),
+                "rstd": torch.empty(rows, device="cuda")}
+
+    results = {}
+    shapes = [(4096, cols), (300, cols), (cols,)]
+    fwd, groups = make("layernorm-update-fwd.mlir", shapes, fwd_group)
+    fwd.step()
+    torch.cuda.synchronize()
+    worst = 0.0
+    for group in groups:
+        x = group["x"].double().view(-1, cols)
+        mean = x.mean(dim=1)
+        rstd = torch.rsqrt(x.var(dim=1, unbiased=False) + eps)
+        y = F.layer_norm(x, (cols,), group["weight"].double(),
+                         group["bias"].double(), eps)
+        worst = max(worst, rel_l2(group["y"].view(-1, cols), y),
+                    rel_l2(group["mean"], mean), rel_l2(group["rstd"], rstd))
+    results["fwd_max_rel_l2"] = worst
+    assert worst <= 1e-5, results
+
+    def bwd_group(shape):
+        rows = math.prod(shape) // cols
+        x = rand(*shape, scale=2.0, shift=0.5)
+        rowwise = x.view(-1, cols)
+        return {"dy": rand(*shape), "x": x,
+                "mean": rowwise.mean(dim=1).contiguous(),
+                "rstd": torch.rsqrt(rowwise.var(dim=1, unbiased=False) +
+                                    eps).contiguous(),
+                "weight": rand(cols, scale=0.1, shift=1.0),
+                "dx": torch.empty(shape, device="cuda"),
+                "dweight": torch.empty(cols, device="cuda"),
+                "dbias": torch.empty(cols, device="cuda"),
+                "rows": rows}
+
+    bwd_shapes = [(4096, cols), (300, cols), (cols,)]
+    groups = [bwd_group(shape) for shape in bwd_shapes]
+    bwd = kfuse.MultiTensorUpdate(
+        kfuse.Update(str(inputs / "layernorm-update-bwd.mlir")),
+        [{k: v for k, v in g.items() if k != "rows"} for g in groups], {})
+    bwd.step()
+    torch.cuda.synchronize()
+    worst = 0.0
+    for group in groups:
+        x = group["x"].double().view(-1, cols).requires_grad_()
+        w = group["weight"].double().requires_grad_()
+        b = torch.zeros(cols, dtype=torch.float64, device="cuda",
+                        requires_grad=True)
+        y = F.layer_norm(x, (cols,), w, b, eps)
+        y.backward(group["dy"].double().view(-1, cols))
+        worst = max(worst, rel_l2(group["dx"].view(-1, cols), x.grad),
+                    rel_l2(group["dweight"], w.grad),
+                    rel_l2(group["dbias"], b.grad))
+    results["bwd_max_rel_l2"] = worst
+    assert worst <= 1e-5, results
+
+    # One tensor of 65536 rows: the update form beside the norm emitter's.
+    rows = 65536
+    fwd, (group,) = make("layernorm-update-fwd.mlir", [(rows, cols)],
+                         fwd_group)
+    norm = kfuse.Norm(str(OPTIM.parent / "norm" / "layernorm_fwd.mlir"))
+    out = {k: torch.empty_like(v) for k, v in group.items()
+           if k in ("y", "mean", "rstd")}
+    x, w, b = group["x"], group["weight"], group["bias"]
+    moved = 2 * rows * cols * 4
+    src = torch.empty(moved // 8, device="cuda")
+    dst = torch.empty_like(src)
+    copy_ms = time_ms(lambda: dst.copy_(src))
+    timings = {
+        "update_form": time_ms(fwd.step),
+        "norm_emitter": time_ms(lambda: norm(x=x, weight=w, bias=b, eps=eps,
+                                             **out)),
+        "torch": time_ms(lambda: F.layer_norm(x, (cols,), w, b, eps)),
+    }
+    for name, ms in timings.items():
+        results[f"fwd_65536x1024_{name}_ms"] = ms
+        results[f"fwd_65536x1024_{name}_pct_of_copy"] = round(
+            100 * copy_ms / ms, 1)
+    (group,) = [bwd_group((rows, cols))]
+    bwd = kfuse.MultiTensorUpdate(
+        kfuse.Update(str(inputs / "layernorm-update-bwd.mlir")),
+        [{k: v for k, v in group.items() if k != "rows"}], {})
+    norm_bwd = kfuse.Norm(str(OPTIM.parent / "norm" / "layernorm_bwd.mlir"))
+    args = {k: group[k] for k in ("dy", "x", "mean", "rstd", "weight")}
+    outs = {k: torch.empty_like(group[k]) for k in ("dx", "dweight",
+                                                    "dbias")}
+    norm_bwd(**args, **outs)
+    bwd.step()
+    torch.cuda.synchronize()
+    results["bwd_65536x1024_update_vs_emitter_rel_l2"] = max(
+        rel_l2(group[k], outs[k]) for k in outs)
+    moved = 3 * rows * cols * 4
+    src = torch.empty(moved // 8, device="cuda")
+    dst = torch.empty_like(src)
+    copy_ms = time_ms(lambda: dst.copy_(src))
+    for name, fn in (("update_form", bwd.step),
+                     ("norm_emitter", lambda: norm_bwd(**args, **outs))):
+        ms = time_ms(fn)
+        results[f"bwd_65536x1024_{name}_ms"] = ms
+        results[f"bwd_65536x1024_{name}_pct_of_copy"] = round(
+            100 * copy_ms / ms, 1)
+    return results
+
+
 def main():
     options = _gpu_tests.parse_args()
     assert torch.cuda.is_available(), "no CUDA device"

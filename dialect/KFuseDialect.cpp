@@ -68,9 +68,11 @@ static LogicalResult verifyArgType(func::FuncOp func, unsigned index,
              << " with role 'hyper' must be a float scalar, got " << type;
     return success();
   }
-  bool normRole = role == Role::input || role == Role::output;
-  // An update's tensors are 1-D, or 2-D for a param kept as a matrix with
-  // states per row or per column; verifyUpdate checks that they agree.
+  // A norm's inputs and outputs are 2-D; an update's tensors, its inputs and
+  // outputs too, are 1-D, or 2-D for a param kept as a matrix with states
+  // per row or per column; verifyUpdate checks that they agree.
+  bool normRole =
+      (role == Role::input || role == Role::output) && !isUpdate(func);
   if (normRole ? isNormTensor(type)
                : isElementTensor(type) || isNormTensor(type))
     return success();
@@ -196,6 +198,12 @@ static LogicalResult verifyWrittenOnly(func::FuncOp func, unsigned index,
   return success();
 }
 
+/// Whether an argument of `role` in a 2-D update may hold a value per
+/// element, per row or per column: a state, an input or an output.
+static bool hasMatrixLevels(Role role) {
+  return role == Role::state || role == Role::input || role == Role::output;
+}
+
 /// Checks the states of a 2-D update against `full`, the shape of its
 /// params, grads and models (argument `fullArg`): a state has that shape or
 /// is one value per row (rows x 1) or per column (1 x columns).
@@ -208,7 +216,8 @@ static LogicalResult verifyMatrixUpdateShapes(func::FuncOp func,
            << " has an extent of 1; a 2-D update's params are rows x columns "
               "with neither fixed to 1";
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    if (getArgRole(func, i) != Role::state || isPerTensorArg(func, i))
+    std::optional<Role> role = getArgRole(func, i);
+    if (!role || !hasMatrixLevels(*role) || isPerTensorArg(func, i))
       continue;
     auto type = dyn_cast<RankedTensorType>(func.getArgumentTypes()[i]);
     if (!type)
@@ -219,9 +228,12 @@ static LogicalResult verifyMatrixUpdateShapes(func::FuncOp func,
     bool perColumn = dims[0] == 1 && dims[1] == fullDims[1];
     if (!perElement && !perRow && !perColumn)
       return func.emitOpError()
-             << "state argument #" << i << " ('" << getArgName(func, i)
-             << "') of type " << type << " fits no level of the params' "
-             << full << ": a state is per element (the same shape), per row "
+             << stringifyRole(*role) << " argument #" << i << " ('"
+             << getArgName(func, i) << "') of type " << type
+             << " fits no level of the params' " << full << ": "
+             << (*role == Role::state ? "a state" : "an ")
+             << (*role == Role::state ? "" : stringifyRole(*role))
+             << " is per element (the same shape), per row "
              << "(rows x 1) or per column (1 x columns)";
   }
   return success();
@@ -240,21 +252,17 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
   RankedTensorType shape, firstTensor;
   unsigned shapeArg = 0, firstTensorArg = 0;
   std::optional<unsigned> scalarArg;
-  bool hasParam = false;
+  bool hasParam = false, hasOutput = false;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     std::optional<Role> role = getArgRole(func, i);
     if (!role)
       return func.emitOpError() << "argument #" << i << " has no kfuse.role";
-    if (*role == Role::input || *role == Role::output)
-      return func.emitOpError()
-             << "argument #" << i << " has role '" << stringifyRole(*role)
-             << "'; an update takes 'param', 'grad', 'state', 'model' and "
-                "'hyper' arguments";
     if (failed(verifyArgType(func, i, *role)))
       return failure();
     if (*role == Role::hyper)
       continue;
     hasParam |= *role == Role::param;
+    hasOutput |= *role == Role::output;
     if (isPerTensorArg(func, i))
       continue; // a scalar in both forms
     if (isa<FloatType>(func.getArgumentTypes()[i])) {
@@ -272,7 +280,7 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
              << firstTensorArg << " of type " << firstTensor
              << " differ in rank; an update's tensors are all 1-D or all 2-D";
     }
-    if (type.getRank() == 2 && *role == Role::state)
+    if (type.getRank() == 2 && hasMatrixLevels(*role))
       continue; // per element, row or column: verifyMatrixUpdateShapes
     if (!shape) {
       shape = type;
@@ -293,12 +301,19 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
            << firstTensorArg
            << " a tensor; an update's params, grads, states and "
            << "models are all tensors, or all scalars (element form)";
+  // Without params, grads or models (a norm written as an update), the
+  // first tensor of whole rows has the shape.
+  if (!shape && firstTensor && firstTensor.getRank() == 2)
+    if (std::optional<unsigned> index = getWholeRowsArg(func)) {
+      shapeArg = *index;
+      shape = cast<RankedTensorType>(func.getArgumentTypes()[shapeArg]);
+    }
   if (shape && shape.getRank() == 2 &&
       failed(verifyMatrixUpdateShapes(func, shape, shapeArg)))
     return failure();
-  if (!hasParam)
+  if (!hasParam && !hasOutput)
     return func.emitOpError()
-           << "an update needs at least one 'param' argument";
+           << "an update needs at least one 'param' or 'output' argument";
 
   llvm::SmallVector<Operation *> writers;
   if (failed(collectWriters(func, writers)))
@@ -309,8 +324,13 @@ static LogicalResult verifyUpdate(func::FuncOp func) {
       return func.emitOpError()
              << stringifyRole(*role) << " argument #" << i << " ('"
              << getArgName(func, i) << "') is never written";
-    if (role == Role::model && failed(verifyWrittenOnly(func, i, "model")))
+    if ((role == Role::model || role == Role::output) &&
+        failed(verifyWrittenOnly(func, i, stringifyRole(*role))))
       return failure();
+    if (role == Role::input && writers[i])
+      return writers[i]->emitOpError()
+             << "writes input argument #" << i << " ('" << getArgName(func, i)
+             << "'), which is read only";
   }
   return success();
 }

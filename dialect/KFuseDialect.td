@@ -55,7 +55,8 @@ def KFuse_Dialect : Dialect {
     moment): params, grads and models are `tensor<?x?xT>`, a state is one
     value per element (the same shape), per row (`tensor<?x1xT>`) or per
     column (`tensor<1x?xT>`), and a value per tensor is a `tensor<1x1xT>`,
-    as in a norm below. They run as multi-tensor plans whose chunks hold
+    as in a norm below; inputs and outputs take the same levels, so a
+    norm written as an update (no params) is one too. They run as multi-tensor plans whose chunks hold
     whole rows (the row length comes from the table); the interpreter and
     `kfuse check` run them too.
 
@@ -140,8 +141,9 @@ def KFuse_RoleAttr : EnumAttr<KFuse_Dialect, KFuse_Role, "role"> {
     only, `state` tensors (optimizer moments) may be read and written,
     `hyper` scalars are uniform over all elements, and `model` tensors are
     written only: the low-precision model copy of f32 master weights.
-    Norm functions take `input` tensors (read only) and `output` tensors
-    (written exactly once, never read).
+    `input` tensors are read only and `output` tensors written exactly once,
+    never read: a norm's arguments, and an update's beside (or instead of)
+    params and grads, so that a norm can be written as a 2-D update.
 
     ```mlir
     %g: tensor<?xf32> {kfuse.role = #kfuse.role<grad>}

@@ -196,10 +196,11 @@ LogicalResult WriteOp::verify() {
                            << " has role '" << stringifyRole(*role)
                            << "'; a norm writes only 'output' arguments";
   } else if (*role != Role::param && *role != Role::state &&
-             *role != Role::model) {
+             *role != Role::model && *role != Role::output) {
     return emitOpError() << "target argument #" << target.getArgNumber()
                          << " has role '" << stringifyRole(*role)
-                         << "'; only 'param', 'state' and 'model' arguments "
+                         << "'; only 'param', 'state', 'model' and 'output' "
+                            "arguments "
                             "are written";
   }
   return success();

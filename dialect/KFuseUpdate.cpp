@@ -76,14 +76,22 @@ bool isRowLocalReduce(ReduceOp reduce) {
   });
 }
 
-int64_t getStaticRowLength(func::FuncOp func) {
+std::optional<unsigned> getWholeRowsArg(func::FuncOp func) {
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (getArgRole(func, index) == Role::param && tensor &&
-        tensor.getRank() == 2 && !tensor.isDynamicDim(1))
-      return tensor.getDimSize(1);
+    if (tensor && tensor.getRank() == 2 &&
+        !llvm::is_contained(tensor.getShape(), 1))
+      return index;
   }
-  return 0;
+  return std::nullopt;
+}
+
+int64_t getStaticRowLength(func::FuncOp func) {
+  std::optional<unsigned> index = getWholeRowsArg(func);
+  if (!index)
+    return 0;
+  auto tensor = cast<RankedTensorType>(func.getArgumentTypes()[*index]);
+  return tensor.isDynamicDim(1) ? 0 : tensor.getDimSize(1);
 }
 
 bool isColumnOfStaticRows(func::FuncOp func, RankedTensorType type) {
@@ -176,12 +184,18 @@ bool isUniformTensor(Value value) {
 
 void anchorShapeOperands(func::FuncOp func) {
   auto anchor = [&](OpOperand &operand, ArrayRef<int64_t> shape) {
-    for (BlockArgument arg : func.getArguments())
+    for (BlockArgument arg : func.getArguments()) {
+      // Models and outputs are written only, never read, not even for
+      // their shape.
+      std::optional<Role> role = getArgRole(func, arg.getArgNumber());
+      if (role == Role::model || role == Role::output)
+        continue;
       if (auto tensor = dyn_cast<RankedTensorType>(arg.getType());
           tensor && tensor.getShape() == shape) {
         operand.set(arg);
         return;
       }
+    }
   };
   func.walk([&](Operation *op) {
     if (auto broadcast = dyn_cast<BroadcastOp>(op))

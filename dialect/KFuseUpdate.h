@@ -55,6 +55,10 @@ constexpr int64_t kMaxRegisterRowArrayElements = 16384;
 /// them.
 bool isRowLocalReduce(ReduceOp reduce);
 
+/// The first argument of `func` that is a 2-D tensor of whole rows (neither
+/// extent a static 1), whose shape every such tensor of a 2-D update has.
+std::optional<unsigned> getWholeRowsArg(mlir::func::FuncOp func);
+
 /// The row length a 2-D update's argument types fix (its params' static
 /// second extent, which the verifier makes every element tensor's), or 0
 /// when they fix none: its kernels are for that length alone, and a tensor

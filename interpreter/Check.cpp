@@ -768,15 +768,12 @@ FailureOr<CheckReport> runMatrixUpdateCheck(func::FuncOp update,
   // Static extents of the params replace the options' (one shape each).
   std::vector<std::pair<int64_t, int64_t>> matrix;
   for (auto [rows, cols] : options.updateShapes) {
-    for (unsigned i = 0, e = update.getNumArguments(); i < e; ++i) {
-      if (getArgRole(update, i) != Role::param)
-        continue;
-      auto type = cast<RankedTensorType>(update.getArgumentTypes()[i]);
+    if (std::optional<unsigned> index = getWholeRowsArg(update)) {
+      auto type = cast<RankedTensorType>(update.getArgumentTypes()[*index]);
       if (!type.isDynamicDim(0))
         rows = type.getDimSize(0);
       if (!type.isDynamicDim(1))
         cols = type.getDimSize(1);
-      break;
     }
     if (!llvm::is_contained(matrix, std::pair(rows, cols)))
       matrix.push_back({rows, cols});

@@ -296,10 +296,15 @@ class MultiTensorUpdate:
         # Staleness: the tensors' data_ptr()s now, in group order. Grads read
         # from params are tracked apart: they are rebound, not refused.
         self._grads_of = None
-        self._grad_name = next(a.name for a in update.args
-                               if a.role == "grad")
+        # A kernel over inputs and outputs (a norm written as an update)
+        # has no grads.
+        self._grad_name = next((a.name for a in update.args
+                                if a.role == "grad"), None)
         untracked = ()
         if grads_of is not None:
+            if self._grad_name is None:
+                raise _invalid("grads_of needs an update with a grad "
+                               "argument")
             self._grads_of = list(grads_of)
             if len(self._grads_of) != len(self._groups):
                 raise _invalid(f"grads_of has {len(self._grads_of)} params "

@@ -56,7 +56,7 @@ func.func @unwritten_param(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>, k
 
 // -----
 
-// expected-error @+1 {{an update needs at least one 'param' argument}}
+// expected-error @+1 {{an update needs at least one 'param' or 'output' argument}}
 func.func @no_param(%g: tensor<4xf32> {kfuse.role = #kfuse.role<grad>})
     attributes {kfuse.update} {
   return
@@ -82,7 +82,7 @@ func.func @write_grad(%p: tensor<4xf32> {kfuse.role = #kfuse.role<param>},
                       %g: tensor<4xf32> {kfuse.role = #kfuse.role<grad>})
     attributes {kfuse.update} {
   kfuse.write %g to %p : tensor<4xf32>
-  // expected-error @+1 {{target argument #1 has role 'grad'; only 'param', 'state' and 'model' arguments are written}}
+  // expected-error @+1 {{target argument #1 has role 'grad'; only 'param', 'state', 'model' and 'output' arguments are written}}
   kfuse.write %p to %g : tensor<4xf32>
   return
 }
@@ -529,7 +529,8 @@ func.func @update_integer_hyper(%p: tensor<?xf32> {kfuse.role = #kfuse.role<para
 
 // -----
 
-// expected-error @+1 {{argument #1 has role 'input'; an update takes 'param', 'grad', 'state', 'model' and 'hyper' arguments}}
+// An update's inputs and outputs follow its rank.
+// expected-error @+1 {{argument #1 of type 'tensor<?x?xf32>' and argument #0 of type 'tensor<?xf32>' differ in rank; an update's tensors are all 1-D or all 2-D}}
 func.func @update_norm_role(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>}, %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>}) attributes {kfuse.update} {
   kfuse.write %p to %p : tensor<?xf32>
   return
@@ -726,5 +727,24 @@ func.func @fused_reduce_mean(%x: tensor<?x256xf32>) {
     %s = kfuse.reduce <mean> %e dim 1 : f32 -> f32
     kfuse.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// An update's output is written only.
+func.func @update_reads_output(%x: tensor<?x64xf32> {kfuse.role = #kfuse.role<input>}, %y: tensor<?x64xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.update} {
+  // expected-error @+1 {{reads output argument #1, which is written only}}
+  %s = arith.addf %x, %y : tensor<?x64xf32>
+  kfuse.write %s to %y : tensor<?x64xf32>
+  return
+}
+
+// -----
+
+// An update's 2-D inputs and outputs hold a value per element, row or column.
+// expected-error @+1 {{input argument #1 ('w') of type 'tensor<2x64xf32>' fits no level of the params' 'tensor<?x64xf32>': an input is per element (the same shape), per row (rows x 1) or per column (1 x columns)}}
+func.func @update_input_level(%x: tensor<?x64xf32> {kfuse.role = #kfuse.role<input>}, %w: tensor<2x64xf32> {kfuse.role = #kfuse.role<input>, kfuse.name = "w"}, %y: tensor<?x64xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.update} {
+  kfuse.write %x to %y : tensor<?x64xf32>
   return
 }

@@ -1,0 +1,42 @@
+// RUN: kfuse check %S/Inputs/layernorm-update-fwd.mlir | FileCheck %s --check-prefix=VERIFY
+// RUN: kfuse compile %S/Inputs/layernorm-update-fwd.mlir --emit=cuda | FileCheck %s --check-prefix=FWD
+// RUN: kfuse compile %S/Inputs/layernorm-update-fwd.mlir --emit=ptx --codegen=cuda --arch=sm_90 > /dev/null
+// RUN: kfuse check %S/Inputs/layernorm-update-bwd.mlir | FileCheck %s --check-prefix=VERIFY
+// RUN: kfuse compile %S/Inputs/layernorm-update-bwd.mlir --emit=cuda | FileCheck %s --check-prefix=BWD
+// RUN: kfuse compile %S/Inputs/layernorm-update-bwd.mlir --emit=ptx --codegen=cuda --arch=sm_80 > /dev/null
+// RUN: not kfuse compile %s --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
+
+// A norm written as an update: 'input' and 'output' arguments beside (or
+// instead of) params, grads and states, in the one pipeline. The forward's
+// row statistics are reduced in registers and its weight and bias read per
+// column, in one multi-tensor kernel; the backward's dweight and dbias are
+// column sums, each thread's over its rows, then the block's row slots, then
+// the chunks in a later phase of the same cooperative launch.
+
+// VERIFY: check: 4 passed, 0 failed
+// VERIFY: emit: OK
+
+// FWD:      1 kernel(s)
+// FWD:      Rows of 1024 elements in registers: 64 thread(s) a row, 4 vector(s) of 4 a thread, 4 row(s) a block.
+// FWD:      weight_e[k] = kfuse_ldcg_vector(reinterpret_cast<const kfuse_f32x4 *>(weight) + k * 64 + kfuse_lane);
+// FWD:      reinterpret_cast<kfuse_f32x4 *>(y)[r * 256 + k * 64 + kfuse_lane] = y_w[k];
+// FWD:      if (kfuse_lane == 0)
+// FWD-NEXT:   mean[r] = mean_w;
+
+// BWD:      Rows of 1024 elements in registers: 64 thread(s) a row, 4 vector(s) of 4 a thread, 4 row(s) a block.
+// BWD:      col_partials[(entry->col_partial_base + (c - entry->first_chunk) * cols + (k * 64 + kfuse_lane) * 4 + j) * 2 + 0] = col_acc0[k][j];
+// BWD:      dweight[x] = dweight_cw;
+// BWD-NEXT: dbias[x] = dbias_cw;
+// BWD:      kfuse_grid_barrier(barrier);
+
+// An input is read only.
+func.func @writes_input(
+    %x: tensor<?x64xf32> {kfuse.role = #kfuse.role<input>, kfuse.name = "x"},
+    %y: tensor<?x64xf32> {kfuse.role = #kfuse.role<output>, kfuse.name = "y"})
+    attributes {kfuse.update} {
+  %two = arith.addf %x, %x : tensor<?x64xf32>
+  kfuse.write %two to %y : tensor<?x64xf32>
+  // BAD: error: 'kfuse.write' op writes input argument #0 ('x'), which is read only
+  kfuse.write %two to %x : tensor<?x64xf32>
+  return
+}
