@@ -593,16 +593,32 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
     if (depth == 1)
       out += "      int kfuse_parity = 0;\n";
   }
-  // The loop is uniform over the block, whose threads all take part in the
-  // row totals' combination; rows past the chunk's are invalid.
   out += columnAccumulators;
   if (!columnPartials.empty() && layout.rows > 1)
     out +=
         fmt::format("      __shared__ float kfuse_col_red[{}];\n", plan.cols);
-  out += fmt::format("      for (long long rb = r0; rb < r1; rb += {}) {{\n"
-                     "        const long long r = rb + kfuse_slot;\n"
-                     "        const bool kfuse_valid = r < r1;\n",
-                     layout.rows);
+  // The loop is uniform over each warp, whose lanes all take part in the
+  // row totals' butterflies, and over the block where a row's warps meet
+  // in shared memory; rows past the chunk's are invalid. (A block-uniform
+  // loop for rows within a warp costs the block-rounded momentum 10
+  // registers, and a resident block per SM.)
+  if (warps > 1) {
+    out += fmt::format("      for (long long rb = r0; rb < r1; rb += {}) {{\n"
+                       "        const long long r = rb + kfuse_slot;\n",
+                       layout.rows);
+  } else if (threads == kWarpSize) {
+    out += fmt::format("      for (long long rb = r0 + kfuse_slot; rb < r1; "
+                       "rb += {}) {{\n"
+                       "        const long long r = rb;\n",
+                       layout.rows);
+  } else {
+    out += fmt::format("      for (long long rb = r0 + (kfuse_slot & ~{0}); "
+                       "rb < r1;\n"
+                       "           rb += {1}) {{\n"
+                       "        const long long r = rb + (kfuse_slot & {0});\n",
+                       kWarpSize / threads - 1, layout.rows);
+  }
+  out += "        const bool kfuse_valid = r < r1;\n";
   out += loads + outputs;
   for (const KernelBody::RowLocal &row : kernel.rowLocals)
     out += fmt::format("        float {} = 0.0f;\n", row.total);

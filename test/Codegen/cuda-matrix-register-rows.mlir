@@ -91,8 +91,8 @@ func.func @block_rounded_momentum(
 // CHECK:         row_part0 = kfuse_maximumf(row_part0, v{{[0-9]+}});
 // CHECK:       Rows of 256 elements in registers: 32 thread(s) a row, 2 vector(s) of 4 a thread, 8 row(s) a block.
 // CHECK:       const int kfuse_slot = threadIdx.x / 32;
-// CHECK-NEXT:  for (long long rb = r0; rb < r1; rb += 8) {
-// CHECK-NEXT:    const long long r = rb + kfuse_slot;
+// CHECK-NEXT:  for (long long rb = r0 + kfuse_slot; rb < r1; rb += 8) {
+// CHECK-NEXT:    const long long r = rb;
 // CHECK:         float row_part0 = __int_as_float(0xff800000);
 // CHECK:         kfuse_block_rounded_momentum_multi_element(u, {{.*}}, 0.0f, {{.*}}, row_part0);
 // CHECK:         row_part0 = kfuse_maximumf(row_part0, __shfl_xor_sync(0xffffffffu, row_part0, m));
@@ -146,14 +146,18 @@ func.func @block_rounded_momentum(
 // SHORT:      Rows of 32 elements in registers: 8 thread(s) a row, 1 vector(s) of 4 a thread, 32 row(s) a block.
 // SHORT-NEXT: const int kfuse_lane = threadIdx.x % 8;
 // SHORT-NEXT: const int kfuse_slot = threadIdx.x / 8;
-// SHORT-NEXT: for (long long rb = r0; rb < r1; rb += 32) {
-// SHORT-NEXT:   const long long r = rb + kfuse_slot;
+// SHORT-NEXT: for (long long rb = r0 + (kfuse_slot & ~3); rb < r1;
+// SHORT-NEXT:      rb += 32) {
+// SHORT-NEXT:   const long long r = rb + (kfuse_slot & 3);
 // SHORT:      for (int m = 4; m > 0; m >>= 1) {
 // SHORT-NEXT:   row_part0 = row_part0 + __shfl_xor_sync(0xffffffffu, row_part0, m);
 
 // Rows of 4096: 128 threads a row (four warps), two rows a block. The warps'
-// parts meet in shared memory, in two regions that alternate by row.
+// parts meet in shared memory, in two regions that alternate by row; the
+// loop over rows is uniform over the block.
 // LONG:      Rows of 4096 elements in registers: 128 thread(s) a row, 8 vector(s) of 4 a thread, 2 row(s) a block.
+// LONG:      for (long long rb = r0; rb < r1; rb += 2) {
+// LONG-NEXT:   const long long r = rb + kfuse_slot;
 // LONG:      __shared__ float kfuse_row_red[2][32];
 // LONG-NEXT: int kfuse_parity = 0;
 // LONG:      if (kfuse_lane % 32 == 0) {
