@@ -57,17 +57,20 @@ bool isRowLocalReduce(ReduceOp reduce) {
   int64_t extent = input.getDimSize(1);
   if (extent < 32 || extent % 32 != 0 || extent > kMaxRegisterRowElements)
     return false;
-  auto func = reduce->getParentOfType<func::FuncOp>();
-  // The function's tensors of whole rows (neither extent a static 1).
-  int64_t arrays =
-      func ? llvm::count_if(func.getArgumentTypes(),
-                            [](Type type) {
-                              auto tensor = dyn_cast<RankedTensorType>(type);
-                              return tensor && tensor.getRank() == 2 &&
-                                     !llvm::is_contained(tensor.getShape(), 1);
-                            })
-           : 1;
-  if (extent * arrays > kMaxRegisterRowArrayElements)
+  // What a thread holds of a row: every tensor of whole rows (neither extent
+  // a static 1), and half as much again of each value per column (1 x N),
+  // as the code generator's register estimate counts them.
+  int64_t halves = 2;
+  if (auto func = reduce->getParentOfType<func::FuncOp>()) {
+    halves = 0;
+    for (Type type : func.getArgumentTypes()) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || tensor.getRank() != 2 || tensor.getDimSize(1) == 1)
+        continue;
+      halves += tensor.getDimSize(0) == 1 ? 1 : 2;
+    }
+  }
+  if (extent * halves > 2 * kMaxRegisterRowArrayElements)
     return false;
   // The inner half of a reduction over the whole tensor accumulates with it.
   return llvm::none_of(reduce->getUsers(), [](Operation *user) {

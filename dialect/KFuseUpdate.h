@@ -40,15 +40,17 @@ bool isMatrixUpdate(mlir::func::FuncOp func);
 mlir::Value getWholeTensorReduceInput(ReduceOp reduce);
 
 /// Most elements of a row that a 2-D update holds in registers, and most
-/// elements of the rows of all its element tensors together: a block of 256
-/// threads then holds at most 64 floats a thread.
+/// elements of the rows of all its element tensors together (a value per
+/// column counting half): a block of 256 threads then holds at most 64
+/// floats a thread.
 constexpr int64_t kMaxRegisterRowElements = 8192;
 constexpr int64_t kMaxRegisterRowArrayElements = 16384;
 
 /// Whether `reduce` takes the sum, maximum or variance of each row of a 2-D
 /// value whose rows are short enough to be held in registers (a static extent,
 /// a multiple of 32, at most kMaxRegisterRowElements, and with the function's
-/// other element tensors at most kMaxRegisterRowArrayElements): its result is
+/// other tensors of whole rows, and half its values per column, at most
+/// kMaxRegisterRowArrayElements): its result is
 /// then known in the same phase, as the per-block scale of a quantized state
 /// or a norm's row statistics. In a kfuse.fused body it is the reduction of
 /// the element over its row. Such reductions are fused with the math around
