@@ -405,6 +405,59 @@ llvm::Error Update::interpret(llvm::ArrayRef<LaunchArg> args, int64_t rows,
   return llvm::Error::success();
 }
 
+/// The function `kernelName` of `module`, checked to run `blockSize`
+/// threads with `sharedBytes` of dynamic shared memory.
+static llvm::Expected<CUfunction>
+loadKernel(CudaDriver &driver, CUmodule module, const std::string &kernelName,
+           const std::string &where, unsigned blockSize, unsigned sharedBytes) {
+  CUfunction function = nullptr;
+  if (llvm::Error error = driver.check(
+          driver.cuModuleGetFunction(&function, module, kernelName.c_str()),
+          "cuModuleGetFunction of kernel '" + kernelName + "' (" + where + ")"))
+    return std::move(error);
+  int maxThreads = 0;
+  if (llvm::Error error = driver.check(
+          driver.cuFuncGetAttribute(
+              &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
+          "cuFuncGetAttribute"))
+    return std::move(error);
+  if (maxThreads < static_cast<int>(blockSize))
+    return makeError(ErrorCode::Launch,
+                     "kernel '" + kernelName + "' (" + where + ") allows " +
+                         llvm::Twine(maxThreads) +
+                         " threads per block, its plan asks for " +
+                         llvm::Twine(blockSize));
+  // The 48 KiB default covers static and dynamic shared memory together, so
+  // a dynamic size near it may still need the opt-in: always opt in.
+  if (sharedBytes > 0)
+    if (llvm::Error error = driver.check(
+            driver.cuFuncSetAttribute(
+                function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                static_cast<int>(sharedBytes)),
+            "kernel '" + kernelName + "' (" + where + ") asking for " +
+                llvm::Twine(sharedBytes) + " bytes of shared memory"))
+      return std::move(error);
+  return function;
+}
+
+llvm::Error loadPlan(CudaDriver &driver, const std::string &binary,
+                     llvm::StringRef name, llvm::StringRef arch,
+                     LoadedPlan &loaded) {
+  if (llvm::Error error =
+          driver.check(driver.cuModuleLoadData(&loaded.module, binary.c_str()),
+                       "cuModuleLoadData of '" + name + "' for " + arch))
+    return error;
+  for (const KernelInfo &kernel : loaded.plan.kernels) {
+    llvm::Expected<CUfunction> function =
+        loadKernel(driver, loaded.module, kernel.name, kernel.location,
+                   kernel.blockSize, kernel.sharedBytes);
+    if (!function)
+      return function.takeError();
+    loaded.functions.push_back(*function);
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::shared_ptr<CompiledUpdate>>
 Update::buildModule(const std::string &key, const Specialization &spec,
                     const PipelineOptions &options, CudaDriver *driver,
@@ -427,32 +480,9 @@ Update::buildModule(const std::string &key, const Specialization &spec,
   const std::string &binary = compiled->nvrtc.cubin.empty()
                                   ? compiled->nvrtc.ptx
                                   : compiled->nvrtc.cubin;
-  if (llvm::Error error = driver->check(
-          driver->cuModuleLoadData(&compiled->module, binary.c_str()),
-          "cuModuleLoadData of '" + name + "' for " + device->arch))
+  if (llvm::Error error =
+          loadPlan(*driver, binary, name, device->arch, *compiled))
     return std::move(error);
-  for (const KernelInfo &kernel : compiled->plan.kernels) {
-    CUfunction function = nullptr;
-    if (llvm::Error error =
-            driver->check(driver->cuModuleGetFunction(
-                              &function, compiled->module, kernel.name.c_str()),
-                          "cuModuleGetFunction of kernel '" + kernel.name +
-                              "' (" + kernel.location + ")"))
-      return std::move(error);
-    int maxThreads = 0;
-    if (llvm::Error error = driver->check(
-            driver->cuFuncGetAttribute(
-                &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
-            "cuFuncGetAttribute"))
-      return std::move(error);
-    if (maxThreads < static_cast<int>(kernel.blockSize))
-      return makeError(ErrorCode::Launch,
-                       "kernel '" + kernel.name + "' (" + kernel.location +
-                           ") allows " + llvm::Twine(maxThreads) +
-                           " threads per block, its plan asks for " +
-                           llvm::Twine(kernel.blockSize));
-    compiled->functions.push_back(function);
-  }
   logInfo("compiled @" + compiled->plan.name + " (" + name + ") for " +
           device->arch + ": " + cacheSourceName(compiled->cacheSource) +
           llvm::formatv(", codegen {0:f1} ms, {1} {2:f1} ms, disk cache "

@@ -84,8 +84,8 @@ unsigned defaultBlocksPerSm();
 unsigned gridSize(int64_t n, unsigned vectorWidth, unsigned blockSize,
                   int smCount, unsigned blocksPerSm = kDefaultBlocksPerSm);
 
-/// A plan compiled and loaded into one context.
-struct CompiledUpdate {
+/// A plan compiled and loaded into one context, of either kind of kernel.
+struct LoadedPlan {
   std::string key;
   KernelPlan plan;
   NvrtcResult nvrtc;
@@ -94,6 +94,23 @@ struct CompiledUpdate {
   CUcontext context = nullptr;
   CUmodule module = nullptr;
   std::vector<CUfunction> functions; // one per plan.kernels entry
+
+  /// The function of `kernel`, an entry of plan.kernels.
+  CUfunction functionOf(const KernelInfo &kernel) const {
+    return functions[&kernel - plan.kernels.data()];
+  }
+};
+
+/// Loads `binary`, the image of `loaded.plan` compiled for `arch`, into the
+/// current context as `loaded.module`, and the function of each of its
+/// kernels into `loaded.functions`, each checked to run its block size with
+/// its dynamic shared memory. `name` names the source in errors.
+llvm::Error loadPlan(CudaDriver &driver, const std::string &binary,
+                     llvm::StringRef name, llvm::StringRef arch,
+                     LoadedPlan &loaded);
+
+/// An update's plan compiled and loaded, with its temporaries.
+struct CompiledUpdate : LoadedPlan {
   std::mutex temporariesMutex;
   std::vector<DeviceBuffer> temporaries; // plan.temporaries, grown on demand
   int64_t temporaryNumel = 0;

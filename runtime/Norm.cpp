@@ -342,41 +342,6 @@ static llvm::Error checkPlan(const KernelPlan &plan,
   return llvm::Error::success();
 }
 
-/// The function `kernelName` of `module`, checked to run `blockSize`
-/// threads with `sharedBytes` of dynamic shared memory.
-static llvm::Expected<CUfunction>
-loadKernel(CudaDriver &driver, CUmodule module, const std::string &kernelName,
-           const std::string &where, unsigned blockSize, unsigned sharedBytes) {
-  CUfunction function = nullptr;
-  if (llvm::Error error = driver.check(
-          driver.cuModuleGetFunction(&function, module, kernelName.c_str()),
-          "cuModuleGetFunction of kernel '" + kernelName + "' (" + where + ")"))
-    return std::move(error);
-  int maxThreads = 0;
-  if (llvm::Error error = driver.check(
-          driver.cuFuncGetAttribute(
-              &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function),
-          "cuFuncGetAttribute"))
-    return std::move(error);
-  if (maxThreads < static_cast<int>(blockSize))
-    return makeError(ErrorCode::Launch,
-                     "kernel '" + kernelName + "' (" + where + ") allows " +
-                         llvm::Twine(maxThreads) +
-                         " threads per block, its plan asks for " +
-                         llvm::Twine(blockSize));
-  // The 48 KiB default covers static and dynamic shared memory together, so
-  // a dynamic size near it may still need the opt-in: always opt in.
-  if (sharedBytes > 0)
-    if (llvm::Error error = driver.check(
-            driver.cuFuncSetAttribute(
-                function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                static_cast<int>(sharedBytes)),
-            "kernel '" + kernelName + "' (" + where + ") asking for " +
-                llvm::Twine(sharedBytes) + " bytes of shared memory"))
-      return std::move(error);
-  return function;
-}
-
 llvm::Expected<std::shared_ptr<CompiledNorm>>
 Norm::buildModule(const std::string &key, const Specialization &spec,
                   CudaDriver &driver, const DeviceInfo &device) {
@@ -407,21 +372,13 @@ Norm::buildModule(const std::string &key, const Specialization &spec,
 
   const std::string &image =
       nvrtcOptions->ptxOnly ? compiled->nvrtc.ptx : compiled->nvrtc.cubin;
-  if (llvm::Error error = driver.check(
-          driver.cuModuleLoadData(&compiled->module, image.c_str()),
-          "cuModuleLoadData of '" + name + "' for " + device.arch))
+  if (llvm::Error error = loadPlan(driver, image, name, device.arch, *compiled))
     return std::move(error);
   const KernelInfo &rowKernel = normPlan.rowKernel();
-  llvm::Expected<CUfunction> row =
-      loadKernel(driver, compiled->module, rowKernel.name, rowKernel.location,
-                 rowKernel.blockSize, rowKernel.sharedBytes);
-  if (!row)
-    return row.takeError();
-  compiled->rowFunction = *row;
   int resident = 0;
   if (llvm::Error error = driver.check(
           driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-              &resident, compiled->rowFunction, rowKernel.blockSize,
+              &resident, compiled->functionOf(rowKernel), rowKernel.blockSize,
               rowKernel.sharedBytes),
           "cuOccupancyMaxActiveBlocksPerMultiprocessor of kernel '" +
               rowKernel.name + "' (" + rowKernel.location + ")"))
@@ -433,14 +390,6 @@ Norm::buildModule(const std::string &key, const Specialization &spec,
                                             llvm::Twine(rowKernel.blockSize) +
                                             " threads on an SM");
   compiled->residentBlocksPerSm = static_cast<unsigned>(resident);
-  if (const KernelInfo *finishKernel = normPlan.finishKernel()) {
-    llvm::Expected<CUfunction> finish =
-        loadKernel(driver, compiled->module, finishKernel->name,
-                   finishKernel->location, finishKernel->blockSize, 0);
-    if (!finish)
-      return finish.takeError();
-    compiled->finishFunction = *finish;
-  }
   logInfo("compiled @" + normPlan.name + " (" + name + ", " +
           llvm::Twine(spec.cols) + " columns) for " + device.arch + ": " +
           cacheSourceName(compiled->cacheSource) +
@@ -573,9 +522,10 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
     return llvm::Error::success();
   };
 
-  if (llvm::Error error = run(compiled->rowFunction, plan.rowKernel().name,
-                              grid, 1, plan.rowKernel().blockSize,
-                              plan.rowKernel().sharedBytes, params.data()))
+  if (llvm::Error error =
+          run(compiled->functionOf(plan.rowKernel()), plan.rowKernel().name,
+              grid, 1, plan.rowKernel().blockSize, plan.rowKernel().sharedBytes,
+              params.data()))
     return error;
   if (plan.columnOutputs.empty())
     return llvm::Error::success();
@@ -593,7 +543,8 @@ llvm::Error Norm::launch(llvm::ArrayRef<LaunchArg> args, int64_t rows,
                             plan.finishKernel()->columnsPerBlock);
   // `workspace` goes out of scope after this: freed on `stream`, so after
   // the finish kernel has read it.
-  return run(compiled->finishFunction, plan.finishKernel()->name, finishGrid,
+  return run(compiled->functionOf(*plan.finishKernel()),
+             plan.finishKernel()->name, finishGrid,
              static_cast<unsigned>(plan.columnOutputs.size()),
              plan.finishKernel()->blockSize, 0, finishParams.data());
 }

@@ -84,17 +84,8 @@ unsigned normBlocksPerSmOverride();
 unsigned normGridSize(const KernelPlan &plan, int64_t rows, int smCount,
                       unsigned blocksPerSm);
 
-/// A norm plan compiled and loaded into one context.
-struct CompiledNorm {
-  std::string key;
-  KernelPlan plan;
-  NvrtcResult nvrtc;
-  /// Whether NVRTC ran or the image came from the disk cache.
-  CacheSource cacheSource = CacheSource::miss;
-  CUcontext context = nullptr;
-  CUmodule module = nullptr;
-  CUfunction rowFunction = nullptr;
-  CUfunction finishFunction = nullptr; // null without column reductions
+/// A norm's plan compiled and loaded, with its row kernel's occupancy.
+struct CompiledNorm : LoadedPlan {
   /// Row-kernel blocks an SM holds at once (at least 1).
   unsigned residentBlocksPerSm = 1;
 };
