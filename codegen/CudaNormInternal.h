@@ -2,8 +2,9 @@
 //
 // The norm code generator in two steps: CudaNorm.cpp classifies every value
 // of a specialized norm (scalar, per row, per column, per element) and splits
-// the program into phases at its row reductions; CudaNormSource.cpp lays the
-// row out over threads and writes the kernels.
+// the program into phases at its row reductions; CudaNormSource.cpp writes
+// the kernels, with the row layout and the combination of a row's parts
+// that 2-D updates use too (CudaRows.h).
 //
 //===----------------------------------------------------------------------===//
 
