@@ -139,6 +139,10 @@ struct KernelBody {
   SmallVector<std::pair<Value, unsigned>> elementInputs;
   std::vector<Store> stores;
   SmallVector<Value> uniformFields;
+  /// A multi-tensor kernel's uniform fields as a program over the device
+  /// hypers, where every uniform op has a host form (the direct PTX computes
+  /// them from it; the CUDA source from `prologue`).
+  std::optional<HostUniforms> deviceUniforms;
   /// Reductions this kernel reads (index, local name), per tensor (read
   /// each chunk) and over the list (read once), and those it accumulates (a
   /// mean as a sum, divided by its count when the tensor's total is made).

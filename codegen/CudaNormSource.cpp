@@ -1150,7 +1150,7 @@ LogicalResult SourceEmitter::emit() {
       getCudaPrelude().str() +
           (layout.stages > 0 ? kStagingPrelude.str() : std::string()) +
           (usesVariance ? getMomentsPrelude().str() : std::string()),
-      vectorTypeDefs, kernels);
+      vectorTypeDefs, getCudaUniformMathFunctions(kernels) + kernels);
   return success();
 }
 

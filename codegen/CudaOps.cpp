@@ -266,9 +266,12 @@ static std::optional<std::string> floatExpression(Operation *op,
   case FloatOpForm::Spelling::call:
     break;
   }
-  // Uniform code runs in double: the libm name without the f suffix.
+  // Uniform code runs in double: the libm name without the f suffix, or
+  // for pow, exp and log kfuse's own (getCudaUniformMathFunctions).
   std::string name = token.str();
-  if (wide && !token.starts_with("kfuse_") && token.ends_with("f"))
+  if (wide && isa<math::PowFOp, math::ExpOp, math::LogOp>(op))
+    name = fmt::format("kfuse_{}_f64", token.drop_back().str());
+  else if (wide && !token.starts_with("kfuse_") && token.ends_with("f"))
     name.pop_back();
   std::string text = name + "(";
   for (auto [index, operand] : llvm::enumerate(x))

@@ -7,6 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CudaPrelude.h"
+#include "codegen/UniformMath.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
+
+#include <fmt/format.h>
 
 namespace kfuse {
 
@@ -278,5 +284,101 @@ static __device__ __forceinline__ void kfuse_moments_done(
 )cuda";
 
 llvm::StringRef getMomentsPrelude() { return kMomentsPrelude.drop_front(); }
+
+namespace {
+/// uniform_math's backend that writes CUDA: a `const` per step, each double
+/// operation an IEEE-rounded intrinsic (__dadd_rn and friends), so that
+/// NVVM contracts nothing and the bits are the host's and the direct PTX's.
+struct CudaArith {
+  std::string &code;
+  unsigned count = 0;
+
+  using F = std::string;
+  using I = std::string;
+  using P = std::string;
+
+  std::string def(const char *type, const std::string &expr) {
+    std::string name = fmt::format("t{}", ++count);
+    code += fmt::format("  const {} {} = {};\n", type, name, expr);
+    return name;
+  }
+  F f(const std::string &expr) { return def("double", expr); }
+  P p(const std::string &expr) { return def("bool", expr); }
+  I i(const std::string &expr) { return def("unsigned long long", expr); }
+
+  F c(double value) {
+    return fmt::format("__longlong_as_double(0x{:016X}ll)",
+                       llvm::bit_cast<uint64_t>(value));
+  }
+  F add(F x, F y) { return f(fmt::format("__dadd_rn({}, {})", x, y)); }
+  F sub(F x, F y) { return f(fmt::format("__dsub_rn({}, {})", x, y)); }
+  F mul(F x, F y) { return f(fmt::format("__dmul_rn({}, {})", x, y)); }
+  F div(F x, F y) { return f(fmt::format("__ddiv_rn({}, {})", x, y)); }
+  F fma(F x, F y, F z) {
+    return f(fmt::format("__fma_rn({}, {}, {})", x, y, z));
+  }
+  F neg(F x) { return f("-" + x); }
+  F abs(F x) { return f(fmt::format("fabs({})", x)); }
+  F rint(F x) { return f(fmt::format("rint({})", x)); }
+  F trunc(F x) { return f(fmt::format("trunc({})", x)); }
+  F fmin(F x, F y) { return f(fmt::format("fmin({}, {})", x, y)); }
+  F fmax(F x, F y) { return f(fmt::format("fmax({}, {})", x, y)); }
+  P lt(F x, F y) { return p(fmt::format("{} < {}", x, y)); }
+  P gt(F x, F y) { return p(fmt::format("{} > {}", x, y)); }
+  P eq(F x, F y) { return p(fmt::format("{} == {}", x, y)); }
+  P isNaN(F x) { return p(fmt::format("{0} != {0}", x)); }
+  P signBit(F x) { return p(fmt::format("__double_as_longlong({}) < 0", x)); }
+  P pand(P x, P y) { return p(fmt::format("{} && {}", x, y)); }
+  P por(P x, P y) { return p(fmt::format("{} || {}", x, y)); }
+  P pnot(P x) { return p("!" + x); }
+  F select(P condition, F x, F y) {
+    return f(fmt::format("{} ? {} : {}", condition, x, y));
+  }
+  I bits(F x) {
+    return i(fmt::format("(unsigned long long)__double_as_longlong({})", x));
+  }
+  F fromBits(I x) {
+    return f(fmt::format("__longlong_as_double((long long){})", x));
+  }
+  I shr(I x, unsigned n) { return i(fmt::format("{} >> {}", x, n)); }
+  I shl(I x, unsigned n) { return i(fmt::format("{} << {}", x, n)); }
+  I andBits(I x, uint64_t mask) {
+    return i(fmt::format("{} & 0x{:016X}ull", x, mask));
+  }
+  I orBits(I x, uint64_t mask) {
+    return i(fmt::format("{} | 0x{:016X}ull", x, mask));
+  }
+  I toInt(F x) {
+    return i(fmt::format("(unsigned long long)(long long){}", x));
+  }
+  F toDouble(I x) { return f(fmt::format("(double)(long long){}", x)); }
+};
+} // namespace
+
+std::string getCudaUniformMathFunctions(llvm::StringRef source) {
+  // Calls in code, not in comments (a single-tensor kernel's host-computed
+  // uniforms are shown as comments).
+  std::string code;
+  for (llvm::StringRef line : llvm::split(source, '\n'))
+    if (!line.ltrim().starts_with("//"))
+      code += line.str() + "\n";
+  std::string out;
+  for (const char *name : {"kfuse_pow_f64", "kfuse_exp_f64", "kfuse_log_f64"}) {
+    if (!llvm::StringRef(code).contains(std::string(name) + "("))
+      continue;
+    std::string body;
+    CudaArith a{body};
+    llvm::StringRef kind = llvm::StringRef(name).substr(6, 3);
+    std::string result = kind == "pow"   ? uniform_math::pow(a, "x", "y")
+                         : kind == "exp" ? uniform_math::exp(a, "x")
+                                         : uniform_math::log(a, "x");
+    out += fmt::format(
+        "// codegen/UniformMath.h's {0}: the bits of the host's and the direct "
+        "PTX's.\nstatic __device__ __noinline__ double {1}(double x{2}) {{\n"
+        "{3}  return {4};\n}}\n\n",
+        kind.str(), name, kind == "pow" ? ", double y" : "", body, result);
+  }
+  return out;
+}
 
 } // namespace kfuse

@@ -5,6 +5,8 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <string>
+
 namespace kfuse {
 
 /// Device helpers every generated source starts with: bf16/f16 storage
@@ -17,6 +19,11 @@ llvm::StringRef getCudaPrelude();
 /// two parts' (count, mean, sum of squared deviations), its butterfly steps,
 /// and a thread's part accumulated element by element (kfuse_moments).
 llvm::StringRef getMomentsPrelude();
+
+/// The device functions kfuse_pow_f64, kfuse_exp_f64 and kfuse_log_f64
+/// (codegen/UniformMath.h) that `source` calls: the double pow, exp and log
+/// of uniform values, the same bits as the host's and the direct PTX's.
+std::string getCudaUniformMathFunctions(llvm::StringRef source);
 
 } // namespace kfuse
 

@@ -395,6 +395,10 @@ void UpdateEmitter::emitMultiTensorKernel(KernelBody &kernel, bool advancesStep,
                                kernel.entryStores);
   out += "  }\n";
   out += emitKernelEpilogue(kernel, advancesStep);
+  if (ptxTarget && form == SignatureForm::Kernel) {
+    ptxKernels.push_back(getPtxSpec(kernel));
+    ptxKernels.back().advancesStep = advancesStep;
+  }
   plan.kernels.push_back(std::move(kernel.info));
 }
 

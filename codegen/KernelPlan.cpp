@@ -1,6 +1,7 @@
 //===- KernelPlan.cpp - plain data shared by codegen and runtime ---------===//
 
 #include "codegen/KernelPlan.h"
+#include "codegen/UniformMath.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -236,13 +237,14 @@ void HostUniforms::evaluate(const double *args, float *out) const {
       result = 1.0 / std::sqrt(a);
       break;
     case Op::pow:
-      result = std::pow(a, b);
+      // kfuse's own, as the direct PTX of a multi-tensor kernel computes it.
+      result = uniform_math::hostPow(a, b);
       break;
     case Op::exp:
-      result = std::exp(a);
+      result = uniform_math::hostExp(a);
       break;
     case Op::log:
-      result = std::log(a);
+      result = uniform_math::hostLog(a);
       break;
     case Op::abs:
       result = std::fabs(a);

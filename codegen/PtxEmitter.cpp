@@ -17,11 +17,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/PtxEmitter.h"
+#include "codegen/UniformMath.h"
 #include "dialect/KFuseOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -43,6 +45,11 @@ std::string getPtxHeader(const PtxTarget &target) {
 }
 
 namespace {
+
+// The module's functions of uniform values (codegen/UniformMath.h).
+constexpr const char *kPowFunction = "kfuse_pow_f64";
+constexpr const char *kExpFunction = "kfuse_exp_f64";
+constexpr const char *kLogFunction = "kfuse_log_f64";
 
 enum RegClass { Pred, B16, B32, F32, B64, F64, kNumRegClasses };
 constexpr const char *kRegPrefix[kNumRegClasses] = {"%p", "%h",  "%r",
@@ -118,6 +125,67 @@ std::optional<const char *> getSetpCompare(arith::CmpFPredicate predicate) {
   return std::nullopt;
 }
 
+/// uniform_math's backend that writes PTX: f64 registers, each operation
+/// with its IEEE rounding spelled out (so that ptxas contracts nothing and
+/// the bits are the host's).
+struct PtxArith {
+  std::string &code;
+  unsigned *regCount; // per RegClass
+
+  using F = std::string;
+  using I = std::string;
+  using P = std::string;
+
+  std::string reg(RegClass regClass) {
+    return fmt::format("{}{}", kRegPrefix[regClass], ++regCount[regClass]);
+  }
+  F op(const char *instr, std::initializer_list<std::string> operands,
+       RegClass regClass = F64) {
+    std::string d = reg(regClass);
+    std::string text = fmt::format("  {} {}", instr, d);
+    for (const std::string &operand : operands)
+      text += ", " + operand;
+    code += text + ";\n";
+    return d;
+  }
+  // An immediate: every f64 instruction the functions use takes one.
+  F c(double value) {
+    return fmt::format("0d{:016X}", llvm::bit_cast<uint64_t>(value));
+  }
+  F add(F x, F y) { return op("add.rn.f64", {x, y}); }
+  F sub(F x, F y) { return op("sub.rn.f64", {x, y}); }
+  F mul(F x, F y) { return op("mul.rn.f64", {x, y}); }
+  F div(F x, F y) { return op("div.rn.f64", {x, y}); }
+  F fma(F x, F y, F z) { return op("fma.rn.f64", {x, y, z}); }
+  F neg(F x) { return op("neg.f64", {x}); }
+  F abs(F x) { return op("abs.f64", {x}); }
+  F rint(F x) { return op("cvt.rni.f64.f64", {x}); }
+  F trunc(F x) { return op("cvt.rzi.f64.f64", {x}); }
+  F fmin(F x, F y) { return op("min.f64", {x, y}); }
+  F fmax(F x, F y) { return op("max.f64", {x, y}); }
+  P lt(F x, F y) { return op("setp.lt.f64", {x, y}, Pred); }
+  P gt(F x, F y) { return op("setp.gt.f64", {x, y}, Pred); }
+  P eq(F x, F y) { return op("setp.eq.f64", {x, y}, Pred); }
+  P isNaN(F x) { return op("setp.nan.f64", {x, x}, Pred); }
+  P signBit(F x) { return op("setp.lt.s64", {bits(x), "0"}, Pred); }
+  P pand(P x, P y) { return op("and.pred", {x, y}, Pred); }
+  P por(P x, P y) { return op("or.pred", {x, y}, Pred); }
+  P pnot(P x) { return op("not.pred", {x}, Pred); }
+  F select(P condition, F x, F y) { return op("selp.f64", {x, y, condition}); }
+  I bits(F x) { return op("mov.b64", {x}, B64); }
+  F fromBits(I x) { return op("mov.b64", {x}); }
+  I shr(I x, unsigned n) { return op("shr.u64", {x, std::to_string(n)}, B64); }
+  I shl(I x, unsigned n) { return op("shl.b64", {x, std::to_string(n)}, B64); }
+  I andBits(I x, uint64_t mask) {
+    return op("and.b64", {x, fmt::format("0x{:016X}", mask)}, B64);
+  }
+  I orBits(I x, uint64_t mask) {
+    return op("or.b64", {x, fmt::format("0x{:016X}", mask)}, B64);
+  }
+  I toInt(F x) { return op("cvt.rzi.s64.f64", {x}, B64); }
+  F toDouble(I x) { return op("cvt.rn.f64.s64", {x}); }
+};
+
 class KernelWriter {
 public:
   KernelWriter(const PtxKernelSpec &spec, const PtxTarget &target,
@@ -152,6 +220,21 @@ private:
                          bool maximum);
   std::string emitConvert(Type from, Type to, const std::string &x);
   void emitStep(const std::string &index, unsigned lanes);
+  /// Loads the kernel's tensors; their global addresses into `pointers`.
+  void emitTensorPointers(ArrayRef<std::string> pointerParams);
+  /// Checks the body once, without code; the loops repeat it unchecked.
+  LogicalResult checkBody();
+  std::string declarations() const;
+  /// The `.entry` of the code written, with `params`.
+  std::string entry(ArrayRef<std::string> params);
+  FailureOr<std::string> writeGridStride();
+  FailureOr<std::string> writeMultiTensor();
+  /// The uniform fields of a multi-tensor kernel, from the device hypers
+  /// at `hypers` (a global address), into `invariant`.
+  LogicalResult emitDeviceUniforms(const std::string &hypers);
+  PtxArith arith() { return PtxArith{code, regCount}; }
+  /// A call of the module's `.func` (getPtxUniformFunction) on f64 values.
+  std::string callF64(const char *function, ArrayRef<std::string> args);
 
   const PtxKernelSpec &spec;
   const PtxTarget &target;
@@ -166,6 +249,10 @@ private:
   /// Per tensor: its pointer's global address register.
   std::vector<std::string> pointers;
   std::string indexType; // u32 or u64
+
+public:
+  /// The `.func`s the kernel calls, which the module defines first.
+  llvm::SmallSetVector<const char *, 3> usedFunctions;
 };
 
 LogicalResult KernelWriter::unsupported(Operation *op, const Twine &what) {
@@ -204,8 +291,9 @@ LogicalResult KernelWriter::classifyBody() {
       uniform.insert(op.getResult(0));
   }
 
-  // Fields first, in struct order: one load each.
-  if (spec.numUniformFields) {
+  // Fields first, in struct order: one load each (a multi-tensor kernel
+  // computed them already).
+  if (spec.numUniformFields && !spec.multiTensor) {
     std::vector<std::string> fieldRegs(spec.numUniformFields);
     for (unsigned field = 0; field < spec.numUniformFields; ++field) {
       fieldRegs[field] = reg(F32);
@@ -667,7 +755,11 @@ FailureOr<std::string> KernelWriter::write() {
     reason = "no kfuse.fused op";
     return failure();
   }
-  if (!spec.hostUniforms) {
+  if (!spec.unsupported.empty()) {
+    reason = spec.unsupported;
+    return failure();
+  }
+  if (!spec.hostUniforms && !spec.multiTensor) {
     reason = "uniform values the host does not compute (the device "
              "prologue of comparisons or selects on hyperparameters)";
     return failure();
@@ -686,6 +778,42 @@ FailureOr<std::string> KernelWriter::write() {
       reason = "a store to a tensor that is not written";
       return failure();
     }
+  return spec.multiTensor ? writeMultiTensor() : writeGridStride();
+}
+
+LogicalResult KernelWriter::checkBody() {
+  std::string saved = code;
+  unsigned savedCount[kNumRegClasses];
+  std::copy(std::begin(regCount), std::end(regCount), savedCount);
+  DenseMap<Value, std::string> values;
+  for (auto [element, tensor] : spec.inputTensor)
+    values[element] = reg(spec.tensors[tensor].dtype == DType::f32 ? F32 : B16);
+  if (failed(emitLane(values)))
+    return failure();
+  code = std::move(saved);
+  std::copy(std::begin(savedCount), std::end(savedCount), regCount);
+  return success();
+}
+
+void KernelWriter::emitTensorPointers(ArrayRef<std::string> pointerParams) {
+  for (const std::string &name : pointerParams) {
+    std::string generic = reg(B64);
+    pointers.push_back(reg(B64));
+    line("ld.param.u64 {}, [{}]", generic, name);
+    line("cvta.to.global.u64 {}, {}", pointers.back(), generic);
+  }
+}
+
+std::string KernelWriter::declarations() const {
+  std::string out;
+  for (int regClass = 0; regClass < kNumRegClasses; ++regClass)
+    if (regCount[regClass])
+      out += fmt::format("  .reg {} {}<{}>;\n", kRegType[regClass],
+                         kRegPrefix[regClass], regCount[regClass] + 1);
+  return out;
+}
+
+FailureOr<std::string> KernelWriter::writeGridStride() {
   bool dynamic = spec.numel < 0;
   bool wide = spec.indexBits == 64;
   indexType = wide ? "u64" : "u32";
@@ -711,29 +839,9 @@ FailureOr<std::string> KernelWriter::write() {
     params.push_back(".param .u64 " + countParam);
   }
 
-  if (failed(classifyBody()))
+  if (failed(classifyBody()) || failed(checkBody()))
     return failure();
-  {
-    // Check the body once; the loops repeat it without checks.
-    std::string saved = code;
-    unsigned savedCount[kNumRegClasses];
-    std::copy(std::begin(regCount), std::end(regCount), savedCount);
-    DenseMap<Value, std::string> values;
-    for (auto [element, tensor] : spec.inputTensor)
-      values[element] =
-          reg(spec.tensors[tensor].dtype == DType::f32 ? F32 : B16);
-    if (failed(emitLane(values)))
-      return failure();
-    code = std::move(saved);
-    std::copy(std::begin(savedCount), std::end(savedCount), regCount);
-  }
-
-  for (auto [tensor, name] : llvm::enumerate(pointerParams)) {
-    std::string generic = reg(B64);
-    pointers.push_back(reg(B64));
-    line("ld.param.u64 {}, [{}]", generic, name);
-    line("cvta.to.global.u64 {}, {}", pointers.back(), generic);
-  }
+  emitTensorPointers(pointerParams);
   std::string count = reg(indexClass);
   if (dynamic) {
     if (wide) {
@@ -809,31 +917,345 @@ FailureOr<std::string> KernelWriter::write() {
     code += "$L_tail_end:\n";
   }
   line("ret");
+  return entry(params);
+}
 
-  std::string declarations;
-  for (int regClass = 0; regClass < kNumRegClasses; ++regClass)
-    if (regCount[regClass])
-      declarations += fmt::format("  .reg {} {}<{}>;\n", kRegType[regClass],
-                                  kRegPrefix[regClass], regCount[regClass] + 1);
+std::string KernelWriter::entry(ArrayRef<std::string> params) {
   // On sm_90 and later the kernel first waits for the kernel before it
   // (a programmatic dependent launch; kfuse_grid_dependency_sync).
   if (target.sm >= 90)
     code =
         "  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n" + code;
   // No .maxntid: ptxas then budgets registers for 1024 threads, which keeps
-  // the 256-thread blocks at the occupancy of the CUDA image.
+  // the 256-thread blocks at the occupancy of the CUDA image. No .maxnreg
+  // either: a cap of 64 (four blocks of 256 as the CUDA image of a
+  // multi-tensor plan) spilled 156 bytes in bf16 Adam's plan.
   return fmt::format("\n// {} from {}\n.visible .entry {}(\n  {}\n)\n{{\n{}"
                      "\n{}}}\n",
                      spec.name, spec.location, spec.name,
-                     llvm::join(params, ",\n  "), declarations, code);
+                     llvm::join(params, ",\n  "), declarations(), code);
+}
+
+std::string KernelWriter::callF64(const char *function,
+                                  ArrayRef<std::string> args) {
+  std::string result = reg(F64);
+  std::vector<std::string> params;
+  code += "  {\n    .param .b64 result;\n";
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    params.push_back(fmt::format("arg{}", index));
+    code += fmt::format("    .param .b64 {};\n    st.param.f64 [{}], {};\n",
+                        params.back(), params.back(), arg);
+  }
+  code += fmt::format("    call.uni (result), {}, ({});\n"
+                      "    ld.param.f64 {}, [result];\n  }}\n",
+                      function, llvm::join(params, ", "), result);
+  usedFunctions.insert(function);
+  return result;
+}
+
+LogicalResult KernelWriter::emitDeviceUniforms(const std::string &hypers) {
+  using Op = UniformInstr::Op;
+  const HostUniforms &program = *spec.deviceUniforms;
+  PtxArith a = arith();
+  std::vector<std::string> values;
+  for (const UniformInstr &instr : program.program) {
+    auto x = [&](unsigned operand) { return values[instr.operands[operand]]; };
+    std::string value;
+    switch (instr.op) {
+    case Op::arg:
+      value = reg(F64);
+      line("ld.global.f64 {}, [{}+{}]", value, hypers, 8 * instr.arg);
+      // The step slot holds the steps taken; this launch takes one more.
+      if (int(instr.arg) == spec.stepArg)
+        value = a.add(value, a.c(1.0));
+      break;
+    case Op::constant:
+      value = reg(F64);
+      line("mov.f64 {}, {}", value, a.c(instr.constant));
+      break;
+    case Op::add:
+      value = a.add(x(0), x(1));
+      break;
+    case Op::sub:
+      value = a.sub(x(0), x(1));
+      break;
+    case Op::mul:
+      value = a.mul(x(0), x(1));
+      break;
+    case Op::div:
+      value = a.div(x(0), x(1));
+      break;
+    case Op::neg:
+      value = a.neg(x(0));
+      break;
+    case Op::maxnum:
+      value = a.fmax(x(0), x(1));
+      break;
+    case Op::minnum:
+      value = a.fmin(x(0), x(1));
+      break;
+    case Op::maximum:
+    case Op::minimum: {
+      // On the values rounded to f32, as HostUniforms::evaluate.
+      std::string lhs = reg(F32), rhs = reg(F32);
+      line("cvt.rn.f32.f64 {}, {}", lhs, x(0));
+      line("cvt.rn.f32.f64 {}, {}", rhs, x(1));
+      std::string picked = emitMinMax(lhs, rhs, instr.op == Op::maximum);
+      value = reg(F64);
+      line("cvt.f64.f32 {}, {}", value, picked);
+      break;
+    }
+    case Op::sqrt:
+      value = a.op("sqrt.rn.f64", {x(0)});
+      break;
+    case Op::rsqrt:
+      value = a.div(a.c(1.0), a.op("sqrt.rn.f64", {x(0)}));
+      break;
+    // Functions of the module: ptxas compiles each once however often the
+    // program calls it.
+    case Op::pow:
+      value = callF64(kPowFunction, {x(0), x(1)});
+      break;
+    case Op::exp:
+      value = callF64(kExpFunction, {x(0)});
+      break;
+    case Op::log:
+      value = callF64(kLogFunction, {x(0)});
+      break;
+    case Op::abs:
+      value = a.abs(x(0));
+      break;
+    case Op::fma:
+      value = a.fma(x(0), x(1), x(2));
+      break;
+    case Op::copysign:
+      // copysign.f64 d, a, b: b's magnitude with a's sign.
+      value = a.op("copysign.f64", {x(1), x(0)});
+      break;
+    case Op::floor:
+      value = a.op("cvt.rmi.f64.f64", {x(0)});
+      break;
+    case Op::ceil:
+      value = a.op("cvt.rpi.f64.f64", {x(0)});
+      break;
+    case Op::roundeven:
+      value = a.rint(x(0));
+      break;
+    case Op::rem:
+    case Op::tanh:
+      reason = "a uniform value by fmod or tanh, which the direct PTX does "
+               "not compute";
+      return failure();
+    }
+    values.push_back(std::move(value));
+  }
+  // Fields, rounded once to f32 as the host rounds them.
+  std::vector<std::string> fieldRegs;
+  for (unsigned index : program.fields) {
+    fieldRegs.push_back(reg(F32));
+    line("cvt.rn.f32.f64 {}, {}", fieldRegs.back(), values[index]);
+  }
+  for (auto [value, field] : spec.uniformField)
+    invariant[value] = fieldRegs[field];
+  return success();
+}
+
+/// The CUDA emitter's table walk (CudaUpdateMultiTensor.cpp): blocks take
+/// chunks in turn, a chunk of an aligned entry moves whole vectors and then
+/// a scalar tail, others move scalars; the last block to finish advances
+/// the step.
+FailureOr<std::string> KernelWriter::writeMultiTensor() {
+  indexType = "u64";
+  std::string name = spec.name;
+  auto param = [&](unsigned index) {
+    return fmt::format("{}_param_{}", name, index);
+  };
+  SmallVector<std::string> params;
+  for (unsigned index = 0; index < 6; ++index)
+    params.push_back(fmt::format(".param .u64 {}", param(index)));
+
+  std::vector<std::string> generic(6);
+  for (unsigned index = 0; index < 6; ++index) {
+    generic[index] = reg(B64);
+    line("ld.param.u64 {}, [{}]", generic[index], param(index));
+  }
+  auto global = [&](const std::string &pointer) {
+    std::string address = reg(B64);
+    line("cvta.to.global.u64 {}, {}", address, pointer);
+    return address;
+  };
+  std::string entries = global(generic[0]), chunks = global(generic[1]);
+  std::string numChunks = generic[2];
+  std::string hypers = global(generic[3]);
+  // A step with a non-finite grad (the flag an earlier kernel set) is
+  // skipped whole, by every block alike.
+  std::string noFlag = reg(Pred), flag = reg(F32), skip = reg(Pred);
+  line("setp.eq.u64 {}, {}, 0", noFlag, generic[4]);
+  line("@{} bra $L_run", noFlag);
+  std::string foundInf = global(generic[4]);
+  line("ld.global.cg.f32 {}, [{}]", flag, foundInf);
+  line("setp.neu.f32 {}, {}, 0f00000000", skip, flag);
+  line("@{} bra $L_exit", skip);
+  code += "$L_run:\n";
+
+  if (spec.deviceUniforms && failed(emitDeviceUniforms(hypers)))
+    return failure();
+  if (failed(classifyBody()) || failed(checkBody()))
+    return failure();
+
+  std::string ctaid = reg(B32), ntid = reg(B32), tidx = reg(B32),
+              nctaid = reg(B32);
+  line("mov.u32 {}, %ctaid.x", ctaid);
+  line("mov.u32 {}, %ntid.x", ntid);
+  line("mov.u32 {}, %tid.x", tidx);
+  line("mov.u32 {}, %nctaid.x", nctaid);
+  std::string tid = reg(B64), stride = reg(B64), gridStride = reg(B64);
+  line("cvt.u64.u32 {}, {}", tid, tidx);
+  line("cvt.u64.u32 {}, {}", stride, ntid);
+  line("cvt.u64.u32 {}, {}", gridStride, nctaid);
+
+  std::string chunk = reg(B64), done = reg(Pred);
+  line("cvt.u64.u32 {}, {}", chunk, ctaid);
+  line("setp.ge.s64 {}, {}, {}", done, chunk, numChunks);
+  line("@{} bra $L_chunks_end", done);
+  code += "$L_chunk:\n";
+  // kfuse_chunk: int entry at 0, long long begin at 8 and end at 16.
+  std::string chunkAddress = reg(B64), entryIndex = reg(B32), begin = reg(B64),
+              end = reg(B64), entryAddress = reg(B64), entryOffset = reg(B64);
+  line("mad.lo.s64 {}, {}, 24, {}", chunkAddress, chunk, chunks);
+  line("ld.global.nc.u32 {}, [{}]", entryIndex, chunkAddress);
+  line("ld.global.nc.u64 {}, [{}+8]", begin, chunkAddress);
+  line("ld.global.nc.u64 {}, [{}+16]", end, chunkAddress);
+  // kfuse_entry: unsigned long long pointers[8] at 0, int aligned at 72.
+  line("mul.wide.s32 {}, {}, 112", entryOffset, entryIndex);
+  line("add.s64 {}, {}, {}", entryAddress, entries, entryOffset);
+  pointers.clear();
+  for (unsigned pointer : spec.tensorPointers) {
+    std::string loaded = reg(B64);
+    line("ld.global.nc.u64 {}, [{}+{}]", loaded, entryAddress, 8 * pointer);
+    pointers.push_back(global(loaded));
+  }
+  std::string index = reg(B64), more = reg(Pred);
+  auto loop = [&](const std::string &label, const std::string &first,
+                  const std::string &limit, unsigned lanes) {
+    line("add.s64 {}, {}, {}", index, first, tid);
+    line("setp.ge.s64 {}, {}, {}", more, index, limit);
+    line("@{} bra {}_end", more, label);
+    code += label + ":\n";
+    emitStep(index, lanes);
+    line("add.s64 {}, {}, {}", index, index, stride);
+    line("setp.lt.s64 {}, {}, {}", more, index, limit);
+    line("@{} bra {}", more, label);
+    code += label + "_end:\n";
+  };
+  unsigned width = spec.vectorWidth;
+  if (width > 1) {
+    std::string aligned = reg(B32), unaligned = reg(Pred);
+    line("ld.global.nc.u32 {}, [{}+72]", aligned, entryAddress);
+    line("setp.eq.s32 {}, {}, 0", unaligned, aligned);
+    line("@{} bra $L_unaligned", unaligned);
+    // begin is a multiple of the width; both are non-negative.
+    std::string vectorBegin = reg(B64), vectorEnd = reg(B64),
+                tailBegin = reg(B64);
+    unsigned shift = llvm::Log2_32(width);
+    line("shr.s64 {}, {}, {}", vectorBegin, begin, shift);
+    line("shr.s64 {}, {}, {}", vectorEnd, end, shift);
+    loop("$L_vector", vectorBegin, vectorEnd, width);
+    line("shl.b64 {}, {}, {}", tailBegin, vectorEnd, shift);
+    loop("$L_tail", tailBegin, end, 1);
+    line("bra.uni $L_next");
+    code += "$L_unaligned:\n";
+  }
+  loop("$L_scalar", begin, end, 1);
+  code += "$L_next:\n";
+  line("add.s64 {}, {}, {}", chunk, chunk, gridStride);
+  line("setp.lt.s64 {}, {}, {}", done, chunk, numChunks);
+  line("@{} bra $L_chunk", done);
+  code += "$L_chunks_end:\n";
+
+  if (spec.stepArg >= 0 && spec.advancesStep) {
+    // The last block to finish advances the step for the next launch.
+    std::string notFirst = reg(Pred), counter = reg(B64), previous = reg(B32),
+                last = reg(B32), notLast = reg(Pred), step = reg(F64),
+                next = reg(F64);
+    line("bar.sync 0");
+    line("setp.ne.u32 {}, {}, 0", notFirst, tidx);
+    line("@{} bra $L_exit", notFirst);
+    line("membar.gl");
+    counter = global(generic[5]);
+    line("atom.global.add.u32 {}, [{}], 1", previous, counter);
+    line("add.s32 {}, {}, -1", last, nctaid);
+    line("setp.ne.u32 {}, {}, {}", notLast, previous, last);
+    line("@{} bra $L_exit", notLast);
+    line("ld.global.f64 {}, [{}+{}]", step, hypers, 8 * spec.stepArg);
+    line("add.rn.f64 {}, {}, 0d3FF0000000000000", next, step);
+    line("st.global.f64 [{}+{}], {}", hypers, 8 * spec.stepArg, next);
+    line("st.global.u32 [{}], 0", counter);
+    line("membar.gl");
+  }
+  code += "$L_exit:\n";
+  line("ret");
+  return entry(params);
+}
+
+/// The `.func` of one of uniform_math's functions on f64 parameters.
+std::string getPtxUniformFunction(const char *name) {
+  bool binary = name == kPowFunction;
+  std::string code;
+  unsigned regCount[kNumRegClasses] = {};
+  PtxArith a{code, regCount};
+  std::string x = a.reg(F64), y = binary ? a.reg(F64) : "";
+  code += fmt::format("  ld.param.f64 {}, [{}_x];\n", x, name);
+  if (binary)
+    code += fmt::format("  ld.param.f64 {}, [{}_y];\n", y, name);
+  std::string result = name == kPowFunction   ? uniform_math::pow(a, x, y)
+                       : name == kExpFunction ? uniform_math::exp(a, x)
+                                              : uniform_math::log(a, x);
+  code +=
+      fmt::format("  st.param.f64 [{}_result], {};\n  ret;\n", name, result);
+  std::string declarations;
+  for (int regClass = 0; regClass < kNumRegClasses; ++regClass)
+    if (regCount[regClass])
+      declarations += fmt::format("  .reg {} {}<{}>;\n", kRegType[regClass],
+                                  kRegPrefix[regClass], regCount[regClass] + 1);
+  return fmt::format("\n// codegen/UniformMath.h's {0}, bit for bit the "
+                     "host's.\n.func (.param .b64 {0}_result) {0}(.param "
+                     ".b64 {0}_x{1})\n{{\n{2}{3}}}\n",
+                     name,
+                     binary ? fmt::format(", .param .b64 {}_y", name) : "",
+                     declarations, code);
 }
 
 } // namespace
 
-FailureOr<std::string> emitPtxKernel(const PtxKernelSpec &spec,
+FailureOr<std::string> emitPtxModule(ArrayRef<PtxKernelSpec> specs,
                                      const PtxTarget &target,
                                      std::string &reason) {
-  return KernelWriter(spec, target, reason).write();
+  std::string entries;
+  llvm::SmallSetVector<const char *, 3> functions;
+  for (const PtxKernelSpec &spec : specs) {
+    std::string why;
+    KernelWriter writer(spec, target, why);
+    FailureOr<std::string> entry = writer.write();
+    if (failed(entry)) {
+      reason =
+          fmt::format("kernel {} at {}: {}", spec.name, spec.location, why);
+      return failure();
+    }
+    entries += *entry;
+    functions.insert(writer.usedFunctions.begin(), writer.usedFunctions.end());
+  }
+  std::string module = getPtxHeader(target);
+  for (const char *function : {kPowFunction, kExpFunction, kLogFunction})
+    if (functions.contains(function))
+      module += getPtxUniformFunction(function);
+  return module + entries;
+}
+
+std::string getPtxUniformMathFunctions() {
+  return getPtxUniformFunction(kPowFunction) +
+         getPtxUniformFunction(kExpFunction) +
+         getPtxUniformFunction(kLogFunction);
 }
 
 } // namespace kfuse

@@ -21,6 +21,7 @@
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,14 +71,34 @@ struct PtxKernelSpec {
   bool hostUniforms = false;
   /// Whether the kernel copies a temporary into an argument.
   bool copies = false;
+
+  /// A multi-tensor kernel (KernelPlan.h's table walk, signature (entries,
+  /// chunks, num_chunks, hypers, found_inf, done_counter)): tensor i is
+  /// entry->pointers[tensorPointers[i]]; every thread computes the uniform
+  /// fields from `deviceUniforms` over the device hypers, the step slot
+  /// `stepArg` read as its value plus one.
+  bool multiTensor = false;
+  std::vector<unsigned> tensorPointers;
+  std::optional<HostUniforms> deviceUniforms;
+  int stepArg = -1;
+  /// Whether the last block to finish advances the step slot.
+  bool advancesStep = false;
+  /// Why the direct emitter cannot write this kernel, where the CUDA
+  /// emitter knows (a form the PTX has no spelling for); empty otherwise.
+  std::string unsupported;
 };
 
-/// The `.entry` of `spec` for `target`; a failure, with `reason` saying
-/// which op or form the direct emitter does not cover (the caller then
-/// compiles the CUDA source instead).
-mlir::FailureOr<std::string> emitPtxKernel(const PtxKernelSpec &spec,
+/// The PTX module of `specs` for `target` (header, the functions their
+/// uniform values call, an `.entry` each); a failure, with `reason` naming
+/// the kernel and the op or form the direct emitter does not cover (the
+/// caller then compiles the CUDA source instead).
+mlir::FailureOr<std::string> emitPtxModule(llvm::ArrayRef<PtxKernelSpec> specs,
                                            const PtxTarget &target,
                                            std::string &reason);
+
+/// The `.func`s kfuse_pow_f64(x, y), kfuse_exp_f64(x) and kfuse_log_f64(x)
+/// (codegen/UniformMath.h on f64 parameters), for a module of tests.
+std::string getPtxUniformMathFunctions();
 
 /// The module header for `target`: .version, .target, .address_size.
 std::string getPtxHeader(const PtxTarget &target);

@@ -6,7 +6,8 @@
 // RUN: kfuse compile %library/optim/sgd.mlir --emit=ptx --arch=sm_90 | FileCheck %s --check-prefix=AUTO
 // RUN: not kfuse compile %library/optim/sgd.mlir --emit=ptx --codegen=ptx --arch=sm_90 2>&1 | FileCheck %s --check-prefix=SGD
 // RUN: not kfuse compile %library/optim/adamw.mlir --emit=ptx --codegen=ptx --no-fusion --arch=sm_90 2>&1 | FileCheck %s --check-prefix=UNFUSED
-// RUN: not kfuse compile %library/optim/adamw.mlir --emit=ptx --codegen=ptx --multi-tensor --arch=sm_90 2>&1 | FileCheck %s --check-prefix=MULTI
+// RUN: kfuse compile %library/optim/adamw.mlir --emit=ptx --codegen=ptx --multi-tensor --arch=sm_90 | FileCheck %s --check-prefix=MULTI
+// RUN: not kfuse compile %library/optim/lamb.mlir --emit=ptx --codegen=ptx --multi-tensor --arch=sm_90 2>&1 | FileCheck %s --check-prefix=PHASES
 // RUN: not kfuse compile %library/optim/adamw.mlir --codegen=fast 2>&1 | FileCheck %s --check-prefix=MODE
 
 // f32, a dynamic count that is a multiple of 8: the uniform struct, four
@@ -84,5 +85,59 @@
 
 // SGD: error: codegen ptx: no direct PTX for sgd.cu: kernel kfuse_sgd_0 at {{.*}}sgd.mlir:{{[0-9]+}}:{{[0-9]+}}: uniform values the host does not compute
 // UNFUSED: error: codegen ptx: no direct PTX for adamw.cu: kernel kfuse_adamw_{{[0-9]+}} at {{.*}}: a temporary buffer (an unfused plan)
-// MULTI: error: codegen ptx: no direct PTX for adamw.cu: multi-tensor kernels have no direct PTX form
+
+// A multi-tensor plan: the table walk of CudaUpdateMultiTensor.cpp. The six
+// parameters of its signature; a step with found_inf set is skipped; the
+// uniform fields computed from the device hypers in f64 (the step slot 9
+// plus one; pow a function of the module, spelled with IEEE operations as
+// the host computes it);
+// chunks in turn, an aligned entry's vectors and tail, an unaligned one's
+// scalars; the last block advances the step.
+// MULTI: .func (.param .b64 kfuse_pow_f64_result) kfuse_pow_f64(.param .b64 kfuse_pow_f64_x, .param .b64 kfuse_pow_f64_y)
+// MULTI: cvt.rni.f64.f64
+// MULTI: fma.rn.f64
+// MULTI: st.param.f64 [kfuse_pow_f64_result],
+// MULTI: .visible .entry kfuse_adamw_multi(
+// MULTI-NEXT:   .param .u64 kfuse_adamw_multi_param_0,
+// MULTI-NEXT:   .param .u64 kfuse_adamw_multi_param_1,
+// MULTI-NEXT:   .param .u64 kfuse_adamw_multi_param_2,
+// MULTI-NEXT:   .param .u64 kfuse_adamw_multi_param_3,
+// MULTI-NEXT:   .param .u64 kfuse_adamw_multi_param_4,
+// MULTI-NEXT:   .param .u64 kfuse_adamw_multi_param_5
+// MULTI-NEXT: )
+// MULTI: griddepcontrol.wait;
+// MULTI: ld.param.u64 [[HP:%rd[0-9]+]], [kfuse_adamw_multi_param_3];
+// MULTI-NEXT: ld.param.u64 [[FOUND:%rd[0-9]+]], [kfuse_adamw_multi_param_4];
+// MULTI: cvta.to.global.u64 [[HYPERS:%rd[0-9]+]], [[HP]];
+// MULTI: setp.eq.u64 [[NOFLAG:%p[0-9]+]], [[FOUND]], 0;
+// MULTI-NEXT: @[[NOFLAG]] bra $L_run;
+// MULTI: ld.global.cg.f32
+// MULTI: @{{%p[0-9]+}} bra $L_exit;
+// MULTI-NEXT: $L_run:
+// MULTI: ld.global.f64 [[STEP:%fd[0-9]+]], [[[HYPERS]]+72];
+// MULTI: add.rn.f64 {{%fd[0-9]+}}, [[STEP]], 0d3FF0000000000000;
+// MULTI: call.uni (result), kfuse_pow_f64, (arg0, arg1);
+// MULTI: sqrt.rn.f64
+// MULTI: cvt.rn.f32.f64
+// MULTI: $L_chunk:
+// MULTI: mad.lo.s64 [[CHUNK:%rd[0-9]+]], {{%rd[0-9]+}}, 24,
+// MULTI: ld.global.nc.u32 {{%r[0-9]+}}, [[[CHUNK]]];
+// MULTI: mul.wide.s32 {{%rd[0-9]+}}, {{%r[0-9]+}}, 112;
+// MULTI: ld.global.nc.u32 {{%r[0-9]+}}, [{{%rd[0-9]+}}+72];
+// MULTI: bra $L_unaligned;
+// MULTI: $L_vector:
+// MULTI: ld.global.v4.f32
+// MULTI-NEXT: ld.global.nc.v4.f32
+// MULTI: st.global.v4.f32
+// MULTI: $L_tail:
+// MULTI: $L_unaligned:
+// MULTI: $L_scalar:
+// MULTI: ld.global.f32
+// MULTI: $L_chunks_end:
+// MULTI: bar.sync 0;
+// MULTI: atom.global.add.u32
+// MULTI: st.global.f64 [[[HYPERS]]+72],
+// MULTI: $L_exit:
+// MULTI-NEXT: ret;
+// PHASES: error: codegen ptx: no direct PTX for lamb.cu: a cooperative kernel of reduction phases has no direct PTX form
 // MODE: error: unknown --codegen=fast; expected auto, ptx or cuda

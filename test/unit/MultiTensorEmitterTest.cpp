@@ -197,7 +197,7 @@ TEST_F(MultiTensorEmitterTest, AdamWF32) {
   ASSERT_NE(loop, std::string::npos) << source;
   EXPECT_LT(gate, lr);
   EXPECT_LT(step, loop);
-  EXPECT_LT(source.find("pow(beta1, step)"), loop) << source;
+  EXPECT_LT(source.find("kfuse_pow_f64(beta1, step)"), loop) << source;
   EXPECT_TRUE(contains(source, "const kfuse_chunk chunk = chunks[c];"));
   EXPECT_TRUE(contains(source, "const kfuse_entry *entry = entries + "
                                "chunk.entry;"));
