@@ -32,6 +32,8 @@ CASES = [
     ("lion", "Lion", {"lr": 1e-4, "weight_decay": 0.01}),
     ("adagrad", "Adagrad", {"lr": 1e-2}),
     ("rmsprop", "RMSprop", {"lr": 1e-3, "momentum": 0.9, "centered": True}),
+    ("sgd", "SGD", {"lr": 1e-2, "momentum": 0.9, "nesterov": True,
+                    "weight_decay": 1e-4}),
 ]
 
 

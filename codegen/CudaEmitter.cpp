@@ -56,12 +56,26 @@ static void addHostInstr(Operation *op, HostUniforms &host,
                          DenseMap<Value, unsigned> &hostValue,
                          llvm::function_ref<void(Value)> addConstant,
                          bool &evaluable) {
+  // Comparisons of f32 values and selects are values 1.0 and 0.0.
+  static_assert(unsigned(arith::CmpFPredicate::OEQ) == 1 &&
+                    unsigned(arith::CmpFPredicate::UNE) == 13 &&
+                    unsigned(arith::CmpFPredicate::AlwaysTrue) == 15,
+                "compareUniforms numbers predicates as arith does");
   std::optional<UniformInstr::Op> kind = getHostUniformOp(op);
+  UniformInstr instr;
+  if (auto cmp = dyn_cast<arith::CmpFOp>(op);
+      cmp && cmp.getLhs().getType().isF32()) {
+    kind = UniformInstr::Op::cmp;
+    instr.arg = unsigned(cmp.getPredicate());
+  } else if (auto select = dyn_cast<arith::SelectOp>(op);
+             select && select.getCondition().getType().isInteger(1) &&
+             (select.getType().isF32() || select.getType().isInteger(1))) {
+    kind = UniformInstr::Op::select;
+  }
   if (!kind || op->getNumOperands() > 3) {
     evaluable = false;
     return;
   }
-  UniformInstr instr;
   instr.op = *kind;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     if (!hostValue.count(operand))
@@ -419,12 +433,16 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   auto hostConstant = [&](Value value) {
     auto constant = value.getDefiningOp<arith::ConstantOp>();
     auto attr = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
-    if (!attr || !attr.getType().isF32()) {
+    auto flag = constant ? dyn_cast<IntegerAttr>(constant.getValue()) : nullptr;
+    if ((!attr || !attr.getType().isF32()) &&
+        (!flag || !flag.getType().isInteger(1))) {
       hostEvaluable = false;
       return;
     }
     UniformInstr instr;
-    instr.constant = attr.getValueAsDouble();
+    instr.constant = attr                       ? attr.getValueAsDouble()
+                     : flag.getValue().isZero() ? 0.0
+                                                : 1.0;
     hostValue[value] = host.program.size();
     host.program.push_back(instr);
   };
@@ -733,8 +751,12 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
                            plan.tensorArgs[pointer], DType::f32,
                            /*read=*/false, /*written=*/true});
 
+  // The host's fields are floats; a multi-tensor kernel's device program
+  // also gives i1 fields (flags such as SGD's first step).
   for (Value field : uniformFields)
-    if (!field.getType().isF32() || !hostValue.count(field))
+    if (!(field.getType().isF32() ||
+          (plan.multiTensor && field.getType().isInteger(1))) ||
+        !hostValue.count(field))
       hostEvaluable = false;
   if (hostEvaluable)
     for (Value field : uniformFields)

@@ -179,6 +179,30 @@ static float maximumF32(float a, float b, bool maximum) {
   return (a > b) == maximum ? a : b;
 }
 
+bool compareUniforms(unsigned predicate, double a, double b) {
+  bool unordered = std::isnan(a) || std::isnan(b);
+  if (predicate == 0 || predicate == 15)
+    return predicate == 15;
+  if (predicate == 7 || predicate == 14)
+    return unordered == (predicate == 14);
+  if (unordered)
+    return predicate >= 8;
+  switch ((predicate - 1) % 7) {
+  case 0:
+    return a == b;
+  case 1:
+    return a > b;
+  case 2:
+    return a >= b;
+  case 3:
+    return a < b;
+  case 4:
+    return a <= b;
+  default:
+    return a != b;
+  }
+}
+
 void HostUniforms::evaluate(const double *args, float *out) const {
   // Programs are a few instructions (AdamW: 12); no allocation per launch.
   constexpr unsigned kInline = 64;
@@ -266,6 +290,12 @@ void HostUniforms::evaluate(const double *args, float *out) const {
       break;
     case Op::roundeven:
       result = std::nearbyint(a); // the default mode rounds ties to even
+      break;
+    case Op::cmp:
+      result = compareUniforms(instr.arg, a, b) ? 1.0 : 0.0;
+      break;
+    case Op::select:
+      result = a != 0.0 ? b : c;
       break;
     }
   }

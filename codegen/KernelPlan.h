@@ -235,12 +235,19 @@ struct UniformInstr {
     floor,
     ceil,
     roundeven, // to the nearest integer, ties to even
+    cmp,       // 1.0 or 0.0; `arg` holds the arith::CmpFPredicate
+    select,    // operands[0] != 0 ? operands[1] : operands[2]
   };
   Op op = Op::constant;
   unsigned operands[3] = {0, 0, 0}; // indices of earlier instructions
   unsigned arg = 0;                 // Op::arg: the update argument
   double constant = 0.0;            // Op::constant
 };
+
+/// Whether `a predicate b` holds, for `predicate` an arith::CmpFPredicate
+/// by its value (0 false, 1-6 ordered eq gt ge lt le ne, 7 ordered, 8-13
+/// unordered or eq gt ge lt le ne, 14 unordered, 15 true).
+bool compareUniforms(unsigned predicate, double a, double b);
 
 /// The uniform values of a single-tensor kernel, computed on the host at
 /// launch instead of by every thread: the scalar math over hypers (bias

@@ -209,7 +209,14 @@ private:
   LogicalResult classifyBody();
   LogicalResult emitLane(DenseMap<Value, std::string> &values);
   FailureOr<std::string> emitOp(Operation *op, ArrayRef<std::string> x);
+  /// A divisor widened, negated, its reciprocal's approximation and the
+  /// reciprocal after two Newton steps (the prelude's kfuse_recip).
+  struct Reciprocal {
+    std::string divisor, negated, approx, reciprocal;
+  };
+  Reciprocal emitReciprocal(const std::string &b);
   std::string emitDivide(const std::string &a, const std::string &b);
+  std::string emitDivideBy(const std::string &a, const Reciprocal &d);
   std::string emitSqrt(const std::string &a);
   std::string emitRsqrt(const std::string &a);
   /// `a` (f32) widened into `x`, its negation into `nx`, and 1 / sqrt(x)
@@ -246,6 +253,8 @@ private:
   DenseMap<Value, std::string> invariant;
   /// Body values computed on the host (never emitted).
   DenseSet<Value> uniform;
+  /// Uniform divisors' reciprocals, made before the loops.
+  DenseMap<Value, Reciprocal> reciprocals;
   /// Per tensor: its pointer's global address register.
   std::vector<std::string> pointers;
   std::string indexType; // u32 or u64
@@ -337,7 +346,34 @@ LogicalResult KernelWriter::classifyBody() {
   for (auto [tensor, value] : spec.stores)
     if (failed(needInvariant(value, spec.fused)))
       return failure();
+  // Elements divided by a uniform value: its reciprocal once, before the
+  // loops (the CUDA image's kfuse_recip field, kfuse_div_rn_by).
+  if (hasFullRateF64(target.sm))
+    for (Operation &op : body->without_terminator())
+      if (isa<arith::DivFOp>(op) && !uniform.contains(op.getResult(0)) &&
+          uniform.contains(op.getOperand(1)) &&
+          op.getResult(0).getType().isF32() &&
+          !reciprocals.count(op.getOperand(1)))
+        reciprocals[op.getOperand(1)] =
+            emitReciprocal(invariant.lookup(op.getOperand(1)));
   return success();
+}
+
+KernelWriter::Reciprocal KernelWriter::emitReciprocal(const std::string &b) {
+  // kfuse_recip_of: two Newton steps on the f64 reciprocal.
+  Reciprocal d{reg(F64), reg(F64), reg(F64), ""};
+  line("cvt.f64.f32 {}, {}", d.divisor, b);
+  line("neg.f64 {}, {}", d.negated, d.divisor);
+  line("rcp.approx.ftz.f64 {}, {}", d.approx, d.divisor);
+  std::string r = d.approx;
+  for (int step = 0; step < 2; ++step) {
+    std::string e = reg(F64), next = reg(F64);
+    line("fma.rn.f64 {}, {}, {}, 0d3FF0000000000000", e, d.negated, r);
+    line("fma.rn.f64 {}, {}, {}, {}", next, r, e, r);
+    r = next;
+  }
+  d.reciprocal = r;
+  return d;
 }
 
 std::string KernelWriter::emitDivide(const std::string &a,
@@ -347,19 +383,15 @@ std::string KernelWriter::emitDivide(const std::string &a,
     line("div.rn.f32 {}, {}, {}", d, a, b);
     return d;
   }
-  // kfuse_div_rn: two Newton steps on the f64 reciprocal, a residual step.
-  std::string x = reg(F64), y = reg(F64), ny = reg(F64), r0 = reg(F64);
+  return emitDivideBy(a, emitReciprocal(b));
+}
+
+std::string KernelWriter::emitDivideBy(const std::string &a,
+                                       const Reciprocal &d) {
+  // kfuse_div_rn_by: a residual step on the reciprocal.
+  std::string x = reg(F64);
   line("cvt.f64.f32 {}, {}", x, a);
-  line("cvt.f64.f32 {}, {}", y, b);
-  line("neg.f64 {}, {}", ny, y);
-  line("rcp.approx.ftz.f64 {}, {}", r0, y);
-  std::string r = r0;
-  for (int step = 0; step < 2; ++step) {
-    std::string e = reg(F64), next = reg(F64);
-    line("fma.rn.f64 {}, {}, {}, 0d3FF0000000000000", e, ny, r);
-    line("fma.rn.f64 {}, {}, {}, {}", next, r, e, r);
-    r = next;
-  }
+  const std::string &ny = d.negated, &r = d.reciprocal, &r0 = d.approx;
   std::string q = reg(F64), t = reg(F64), q1 = reg(F64), plain = reg(F64);
   line("mul.rn.f64 {}, {}, {}", q, x, r);
   line("fma.rn.f64 {}, {}, {}, {}", t, ny, q, x);
@@ -370,10 +402,10 @@ std::string KernelWriter::emitDivide(const std::string &a,
   line("setp.neu.f64 {}, {}, 0d0000000000000000", nonzero, x);
   line("setp.eq.f64 {}, {}, {}", finite, q1, q1);
   line("and.pred {}, {}, {}", exact, nonzero, finite);
-  std::string wide = reg(F64), d = reg(F32);
+  std::string wide = reg(F64), quotient = reg(F32);
   line("selp.f64 {}, {}, {}, {}", wide, q1, plain, exact);
-  line("cvt.rn.f32.f64 {}, {}", d, wide);
-  return d;
+  line("cvt.rn.f32.f64 {}, {}", quotient, wide);
+  return quotient;
 }
 
 std::string KernelWriter::emitRsqrtF64(const std::string &a,
@@ -543,8 +575,12 @@ FailureOr<std::string> KernelWriter::emitOp(Operation *op,
       (void)unsupported(op, "a non-f32 operand");
       return failure();
     }
-    if (isa<arith::DivFOp>(op))
-      return emitDivide(x[0], x[1]);
+    if (isa<arith::DivFOp>(op)) {
+      auto reciprocal = reciprocals.find(op->getOperand(1));
+      return reciprocal != reciprocals.end()
+                 ? emitDivideBy(x[0], reciprocal->second)
+                 : emitDivide(x[0], x[1]);
+    }
     if (isa<math::SqrtOp>(op))
       return emitSqrt(x[0]);
     if (isa<math::RsqrtOp>(op))
@@ -1041,6 +1077,25 @@ LogicalResult KernelWriter::emitDeviceUniforms(const std::string &hypers) {
     case Op::roundeven:
       value = a.rint(x(0));
       break;
+    case Op::cmp: {
+      // setp's comparison of the predicate (false and true have none).
+      std::optional<const char *> compare =
+          getSetpCompare(arith::CmpFPredicate(instr.arg));
+      if (!compare) {
+        value = a.c(instr.arg == unsigned(arith::CmpFPredicate::AlwaysTrue));
+        break;
+      }
+      std::string holds = reg(Pred);
+      line("setp.{}.f64 {}, {}, {}", *compare, holds, x(0), x(1));
+      value = a.select(holds, a.c(1.0), a.c(0.0));
+      break;
+    }
+    case Op::select: {
+      std::string taken = reg(Pred);
+      line("setp.ne.f64 {}, {}, 0d0000000000000000", taken, x(0));
+      value = a.select(taken, x(1), x(2));
+      break;
+    }
     case Op::rem:
     case Op::tanh:
       reason = "a uniform value by fmod or tanh, which the direct PTX does "
@@ -1049,14 +1104,19 @@ LogicalResult KernelWriter::emitDeviceUniforms(const std::string &hypers) {
     }
     values.push_back(std::move(value));
   }
-  // Fields, rounded once to f32 as the host rounds them.
-  std::vector<std::string> fieldRegs;
-  for (unsigned index : program.fields) {
-    fieldRegs.push_back(reg(F32));
-    line("cvt.rn.f32.f64 {}, {}", fieldRegs.back(), values[index]);
+  // Fields, rounded once to f32 as the host rounds them; flags (i1) as
+  // predicates.
+  for (auto [value, field] : spec.uniformField) {
+    const std::string &computed = values[program.fields[field]];
+    std::string &fieldReg = invariant[value];
+    if (value.getType().isInteger(1)) {
+      fieldReg = reg(Pred);
+      line("setp.ne.f64 {}, {}, 0d0000000000000000", fieldReg, computed);
+    } else {
+      fieldReg = reg(F32);
+      line("cvt.rn.f32.f64 {}, {}", fieldReg, computed);
+    }
   }
-  for (auto [value, field] : spec.uniformField)
-    invariant[value] = fieldRegs[field];
   return success();
 }
 

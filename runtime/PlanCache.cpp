@@ -233,7 +233,7 @@ void readArg(Reader &reader, ArgInfo &arg) {
 void readUniforms(Reader &reader, HostUniforms &uniforms) {
   reader.objects("program", [&](Reader &item) {
     UniformInstr instr;
-    item.readEnum("op", instr.op, UniformInstr::Op::roundeven);
+    item.readEnum("op", instr.op, UniformInstr::Op::select);
     std::vector<unsigned> operands;
     item.unsignedArray("operands", operands);
     // The host evaluates the program in order: operands come before.

@@ -174,20 +174,31 @@ func.func @clamped(%p: tensor<1024xf32> {kfuse.role = #kfuse.role<param>, kfuse.
 }
 )mlir";
 
-TEST_F(CudaEmitterTest, UniformSelectStaysOnTheDevice) {
+TEST_F(CudaEmitterTest, UniformSelectIsComputedOnTheHost) {
   FailureOr<KernelPlan> plan = emit(kClampedLr);
   ASSERT_TRUE(succeeded(plan)) << diagnostics;
   ASSERT_EQ(plan->kernels.size(), 1u);
   const KernelInfo &kernel = plan->kernels[0];
-  EXPECT_FALSE(kernel.hostUniforms.has_value());
-  expectParams(kernel, {tensor(0, DType::f32, true, true),
-                        tensor(1, DType::f32, true, false), scalar(2)});
+  // The comparison and the select are host instructions (1.0 or 0.0 for
+  // the comparison); the kernel takes the clamped rate as its field.
+  ASSERT_TRUE(kernel.hostUniforms.has_value());
+  const HostUniforms &uniforms = *kernel.hostUniforms;
+  EXPECT_TRUE(llvm::any_of(uniforms.program, [](const UniformInstr &instr) {
+    return instr.op == UniformInstr::Op::cmp;
+  }));
+  ASSERT_EQ(uniforms.fields.size(), 1u);
+  float rate = 0.0f;
+  double args[3] = {0.0, 0.0, 0.5};
+  uniforms.evaluate(args, &rate);
+  EXPECT_EQ(rate, 0.5f);
+  args[2] = -0.5;
+  uniforms.evaluate(args, &rate);
+  EXPECT_EQ(rate, 0.0f);
+  args[2] = std::nan("");
+  uniforms.evaluate(args, &rate);
+  EXPECT_EQ(rate, 0.0f); // ogt is false for NaN
   const std::string &source = plan->source;
-  EXPECT_TRUE(contains(source, "const float *__restrict__ grad, double lr)"))
-      << source;
-  EXPECT_TRUE(contains(source, "  // Uniform values, once per thread.\n"))
-      << source;
-  EXPECT_FALSE(contains(source, "computed on the host")) << source;
+  EXPECT_TRUE(contains(source, "computed on the host")) << source;
   std::string ptx = compileAll(*plan);
   EXPECT_TRUE(hasVectorLoad(ptx)) << ptx;
 }

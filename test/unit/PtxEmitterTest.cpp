@@ -1,7 +1,7 @@
 //===- PtxEmitterTest.cpp - direct PTX through nvJitLink ------------------===//
 //
-// The elementwise library optimizers (SGD aside), for each storage dtype,
-// vector width and index width the runtime specializes on, single-tensor and
+// The elementwise library optimizers, for each storage dtype, vector width
+// and index width the runtime specializes on, single-tensor (SGD aside) and
 // as multi-tensor plans, get direct PTX that nvJitLink (ptxas) accepts
 // without spills; plans the emitter does not cover say why. The
 // results on a GPU are checked against the interpreter by `kfuse check`
@@ -56,9 +56,15 @@ TEST(PtxEmitterTest, LibraryOptimizersLinkWithoutSpills) {
                           {1003, 1, false},
                           {3, 1, false},
                           {-1, 1, true}};
-  for (const char *name : {"adam", "adamw", "lion", "adagrad", "rmsprop"})
+  // SGD's flags (first step, nesterov) are uniform comparisons: a plan
+  // computes them on the device as predicates; a single-tensor kernel's
+  // host-computed struct has no form for them.
+  for (const char *name :
+       {"adam", "adamw", "lion", "adagrad", "rmsprop", "sgd"})
     for (DType dtype : {DType::f32, DType::bf16, DType::f16})
       for (const Shape &shape : shapes) {
+        if (!shape.multiTensor && llvm::StringRef(name) == "sgd")
+          continue;
         SCOPED_TRACE(testing::Message()
                      << name << " " << dtypeName(dtype) << " numel "
                      << shape.numel << " multiple " << shape.multiple
@@ -86,9 +92,9 @@ TEST(PtxEmitterTest, LibraryOptimizersLinkWithoutSpills) {
           EXPECT_EQ(resources.spillStoreBytes + resources.spillLoadBytes, 0u)
               << resources.name;
           // 256-thread blocks at the CUDA image's occupancy or better; a
-          // plan's 16-bit vector loop (eight lanes) at two blocks an SM.
-          EXPECT_LE(resources.registers,
-                    shape.multiTensor && dtype != DType::f32 ? 88u : 64u)
+          // plan at two blocks an SM or more (its CUDA image takes 60 to 71
+          // registers), 16-bit vectors of eight lanes taking the most.
+          EXPECT_LE(resources.registers, shape.multiTensor ? 88u : 64u)
               << resources.name;
         }
       }
