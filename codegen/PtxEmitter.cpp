@@ -1,12 +1,15 @@
 //===- PtxEmitter.cpp - PTX written directly for elementwise kernels -----===//
 //
-// The kernel is the CUDA emitter's grid-stride kernel spelled in PTX: the
-// uniform fields and pointers loaded once, a vector loop whose loads and
-// stores have the CUDA vector structs' widths and alignment, a scalar tail,
-// and the body repeated per lane. PTX registers are virtual and unlimited:
-// every body value of every lane gets a fresh one and ptxas allocates.
-// Constants and uniform fields are moved to registers once, before the
-// loops, so that no instruction needs to take an immediate operand.
+// A kernel is the CUDA emitter's grid-stride kernel, or a multi-tensor
+// plan's table walk, spelled in PTX: the uniform fields and pointers loaded
+// (or, in a plan, computed from the device hypers) once, a vector loop whose
+// loads and stores have the CUDA vector structs' widths and alignment, a
+// scalar tail, and the body repeated per lane. PTX registers are virtual and
+// unlimited: every body value of every lane gets a fresh one and ptxas
+// allocates. Constants, uniform fields and the reciprocals of uniform
+// divisors are moved to registers once, before the loops, so that no
+// instruction of a loop needs to take an immediate operand. A plan's double
+// pow, exp and log are `.func`s of the module (codegen/UniformMath.h).
 //
 // f32 add, sub and mul carry no rounding modifier, which lets ptxas contract
 // them to fma as NVVM does with -fmad=true; everything else is spelled with

@@ -3,12 +3,13 @@
 //
 // NVRTC spends most of a cold compile in its C++ front end and NVVM, before
 // ptxas runs (about 30 of AdamW's 60 ms on the H200's host, where a trivial
-// kernel takes 27 ms in all). The single-tensor grid-stride kernels of the
-// CUDA emitter are simple enough to write as PTX straight from the fused
-// body: the runtime then only runs ptxas (through nvJitLink). The PTX has
-// the CUDA kernel's signature, loops and arithmetic (the same exact f64
-// division and square root, the same NaN rules), so either image runs from
-// one KernelPlan.
+// kernel takes 27 ms in all). The single-tensor grid-stride kernels and the
+// elementwise multi-tensor plans of the CUDA emitter are simple enough to
+// write as PTX straight from the fused body: the runtime then only runs
+// ptxas (through nvJitLink). The PTX has the CUDA kernel's signature, loops
+// and arithmetic (the same exact f64 division and square root, the same NaN
+// rules, the same double pow), so either image runs from one KernelPlan and
+// steps to the same bits.
 //
 //===----------------------------------------------------------------------===//
 

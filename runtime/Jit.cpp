@@ -274,7 +274,8 @@ llvm::Expected<PlannedImage> compilePlannedImage(
       return withCode(plan.takeError(), ErrorCode::Compile);
     result.plan = std::move(*plan);
     llvm::Expected<CompiledImage> made = compilePlanImage(
-        {result.plan.source, result.plan.ptx, result.plan.ptxUnsupported},
+        {result.plan.source, result.plan.ptx, result.plan.ptxUnsupported,
+         result.plan.multiTensor},
         result.plan.name + ".cu", nvrtcOptions, mode, driverVersion(), cache);
     if (!made)
       return withCode(made.takeError(), ErrorCode::Compile);

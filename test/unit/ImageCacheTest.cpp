@@ -187,6 +187,22 @@ TEST_F(ImageCacheTest, PtxModeWithoutPtxSaysWhy) {
   EXPECT_EQ(automatic->nvrtc.compiler, "nvrtc");
 }
 
+TEST_F(ImageCacheTest, PtxOnRequestIsNotAutosChoice) {
+  if (llvm::errorToBool(loadNvJitLink()))
+    GTEST_SKIP() << "nvJitLink is not loadable here";
+  // A multi-tensor plan's direct PTX: NVRTC under auto, the PTX under ptx.
+  std::string ptx = trivialPtx(), reason;
+  PlanSources sources{kSource, ptx, reason, /*ptxOnRequest=*/true};
+  llvm::Expected<CompiledImage> automatic = compilePlanImage(
+      sources, "k.cu", options, CodegenMode::automatic, 0, cache.get());
+  ASSERT_TRUE(bool(automatic)) << llvm::toString(automatic.takeError());
+  EXPECT_EQ(automatic->nvrtc.compiler, "nvrtc");
+  llvm::Expected<CompiledImage> asked = compilePlanImage(
+      sources, "k.cu", options, CodegenMode::ptx, 0, cache.get());
+  ASSERT_TRUE(bool(asked)) << llvm::toString(asked.takeError());
+  EXPECT_EQ(asked->nvrtc.compiler, "nvjitlink");
+}
+
 TEST_F(ImageCacheTest, EncodingKeepsTheCompiler) {
   NvrtcResult nvrtc;
   nvrtc.compiler = "nvjitlink";

@@ -154,10 +154,10 @@ static Expected<CompiledImage> compilePlan(StringRef irText,
   NvrtcOptions nvrtcOptions;
   nvrtcOptions.arch = arch;
   nvrtcOptions.ptxOnly = ptxOnly;
-  Expected<CompiledImage> image =
-      compilePlanImage({plan.source, plan.ptx, plan.ptxUnsupported},
-                       plan.name + ".cu", nvrtcOptions, processCodegenMode(),
-                       installedDriverVersion(), processDiskCache());
+  Expected<CompiledImage> image = compilePlanImage(
+      {plan.source, plan.ptx, plan.ptxUnsupported, plan.multiTensor},
+      plan.name + ".cu", nvrtcOptions, processCodegenMode(),
+      installedDriverVersion(), processDiskCache());
   if (image)
     dumpModule(plan.name, image->key, irText, plan.source, image->nvrtc.ptx);
   return image;
