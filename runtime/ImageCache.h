@@ -84,7 +84,9 @@ struct PlanSources {
   /// The direct PTX only under codegen ptx, never auto's choice: a
   /// multi-tensor plan's PTX image steps slower than NVRTC's (0.5 % in f32,
   /// 6-9 % with bf16 params on the H200, bench/results/
-  /// 2026-12-07-h200-ptx-plans-ab.json), which a cold start does not buy.
+  /// 2026-12-07-h200-ptx-plans-ab.json: nvJitLink compiles it as
+  /// relocatable code, with more registers), which a cold start does not
+  /// buy.
   bool ptxOnRequest = false;
 };
 
