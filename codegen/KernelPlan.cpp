@@ -167,18 +167,6 @@ uint64_t KernelPlan::minimumBytes(int64_t rows) const {
   return normMinimumBytes(args, {}, rows, cols).value_or(UINT64_MAX);
 }
 
-/// arith.maximumf / minimumf as the device computes them (kfuse_maximumf
-/// takes floats): NaN wins, -0 < +0.
-static float maximumF32(float a, float b, bool maximum) {
-  if (std::isnan(a))
-    return a;
-  if (std::isnan(b))
-    return b;
-  if (a == b)
-    return std::signbit(a) == maximum ? b : a;
-  return (a > b) == maximum ? a : b;
-}
-
 bool compareUniforms(unsigned predicate, double a, double b) {
   bool unordered = std::isnan(a) || std::isnan(b);
   if (predicate == 0 || predicate == 15)
@@ -213,92 +201,9 @@ void HostUniforms::evaluate(const double *args, float *out) const {
     heapValues.resize(program.size());
     values = heapValues.data();
   }
-  using Op = UniformInstr::Op;
-  for (auto [index, instr] : llvm::enumerate(program)) {
-    double a = values[instr.operands[0]], b = values[instr.operands[1]],
-           c = values[instr.operands[2]];
-    double &result = values[index];
-    switch (instr.op) {
-    case Op::arg:
-      result = args[instr.arg];
-      break;
-    case Op::constant:
-      result = instr.constant;
-      break;
-    case Op::add:
-      result = a + b;
-      break;
-    case Op::sub:
-      result = a - b;
-      break;
-    case Op::mul:
-      result = a * b;
-      break;
-    case Op::div:
-      result = a / b;
-      break;
-    case Op::neg:
-      result = -a;
-      break;
-    case Op::rem:
-      result = std::fmod(a, b);
-      break;
-    case Op::maximum:
-    case Op::minimum:
-      result = maximumF32(static_cast<float>(a), static_cast<float>(b),
-                          instr.op == Op::maximum);
-      break;
-    case Op::maxnum:
-      result = std::fmax(a, b);
-      break;
-    case Op::minnum:
-      result = std::fmin(a, b);
-      break;
-    case Op::sqrt:
-      result = std::sqrt(a);
-      break;
-    case Op::rsqrt:
-      result = 1.0 / std::sqrt(a);
-      break;
-    case Op::pow:
-      // kfuse's own, as the direct PTX of a multi-tensor kernel computes it.
-      result = uniform_math::hostPow(a, b);
-      break;
-    case Op::exp:
-      result = uniform_math::hostExp(a);
-      break;
-    case Op::log:
-      result = uniform_math::hostLog(a);
-      break;
-    case Op::abs:
-      result = std::fabs(a);
-      break;
-    case Op::tanh:
-      result = std::tanh(a);
-      break;
-    case Op::fma:
-      result = std::fma(a, b, c);
-      break;
-    case Op::copysign:
-      result = std::copysign(a, b);
-      break;
-    case Op::floor:
-      result = std::floor(a);
-      break;
-    case Op::ceil:
-      result = std::ceil(a);
-      break;
-    case Op::roundeven:
-      result = std::nearbyint(a); // the default mode rounds ties to even
-      break;
-    case Op::cmp:
-      result = compareUniforms(instr.arg, a, b) ? 1.0 : 0.0;
-      break;
-    case Op::select:
-      result = a != 0.0 ? b : c;
-      break;
-    }
-  }
+  uniform_math::HostArith host;
+  uniform_math::evaluateProgram(
+      host, program, [&](unsigned arg) { return args[arg]; }, values);
   for (auto [index, field] : llvm::enumerate(fields))
     out[index] = static_cast<float>(values[field]);
 }

@@ -134,6 +134,8 @@ std::optional<const char *> getSetpCompare(arith::CmpFPredicate predicate) {
 struct PtxArith {
   std::string &code;
   unsigned *regCount; // per RegClass
+  /// The module's functions the code calls (null where none may be).
+  llvm::SmallSetVector<const char *, 3> *functions = nullptr;
 
   using F = std::string;
   using I = std::string;
@@ -187,6 +189,71 @@ struct PtxArith {
   }
   I toInt(F x) { return op("cvt.rzi.s64.f64", {x}, B64); }
   F toDouble(I x) { return op("cvt.rn.f64.s64", {x}); }
+
+  // The rest of evaluateProgram's backend.
+  bool supports(UniformInstr::Op kind) {
+    return kind != UniformInstr::Op::rem && kind != UniformInstr::Op::tanh;
+  }
+  F constant(double value) { return op("mov.f64", {c(value)}); }
+  F sqrt(F x) { return op("sqrt.rn.f64", {x}); }
+  F floor(F x) { return op("cvt.rmi.f64.f64", {x}); }
+  F ceil(F x) { return op("cvt.rpi.f64.f64", {x}); }
+  // copysign.f64 d, a, b: b's magnitude with a's sign.
+  F copysign(F x, F y) { return op("copysign.f64", {y, x}); }
+  F rem(F, F) { return ""; } // not supported
+  F tanh(F) { return ""; }   // not supported
+  F compare(unsigned predicate, F x, F y) {
+    // setp's comparison of the predicate (false and true have none).
+    std::optional<const char *> setp =
+        getSetpCompare(arith::CmpFPredicate(predicate));
+    if (!setp)
+      return constant(
+          predicate == unsigned(arith::CmpFPredicate::AlwaysTrue) ? 1.0 : 0.0);
+    P holds = op(fmt::format("setp.{}.f64", *setp).c_str(), {x, y}, Pred);
+    return select(holds, c(1.0), c(0.0));
+  }
+  /// arith.maximumf / minimumf of f32 registers, as the prelude's
+  /// kfuse_maximumf and kfuse_minimumf: a NaN operand is the result (the
+  /// first one first), -0 < +0.
+  std::string minMax(const std::string &a, const std::string &b, bool maximum) {
+    P order = op(maximum ? "setp.gt.f32" : "setp.lt.f32", {a, b}, Pred);
+    std::string pick = op("selp.f32", {a, b, order}, F32);
+    P negative = op("setp.lt.s32", {op("mov.b32", {a}, B32), "0"}, Pred);
+    std::string zero = maximum ? op("selp.f32", {b, a, negative}, F32)
+                               : op("selp.f32", {a, b, negative}, F32);
+    P equal = op("setp.eq.f32", {a, b}, Pred);
+    std::string tie = op("selp.f32", {zero, pick, equal}, F32);
+    P bNaN = op("setp.nan.f32", {b, b}, Pred);
+    std::string withB = op("selp.f32", {b, tie, bNaN}, F32);
+    P aNaN = op("setp.nan.f32", {a, a}, Pred);
+    return op("selp.f32", {a, withB, aNaN}, F32);
+  }
+  F minMaxF32(F x, F y, bool maximum) {
+    // On the values rounded to f32, as the host.
+    std::string lhs = op("cvt.rn.f32.f64", {x}, F32),
+                rhs = op("cvt.rn.f32.f64", {y}, F32);
+    return op("cvt.f64.f32", {minMax(lhs, rhs, maximum)});
+  }
+  // Calls of the module's functions: ptxas compiles each once.
+  F pow(F x, F y) { return call(kPowFunction, {x, y}); }
+  F exp(F x) { return call(kExpFunction, {x}); }
+  F log(F x) { return call(kLogFunction, {x}); }
+  F call(const char *function, std::initializer_list<std::string> args) {
+    std::string result = reg(F64);
+    std::vector<std::string> params;
+    code += "  {\n    .param .b64 result;\n";
+    for (const std::string &arg : args) {
+      params.push_back(fmt::format("arg{}", params.size()));
+      code +=
+          fmt::format("    .param .b64 {0};\n    st.param.f64 [{0}], {1};\n",
+                      params.back(), arg);
+    }
+    code += fmt::format("    call.uni (result), {}, ({});\n"
+                        "    ld.param.f64 {}, [result];\n  }}\n",
+                        function, llvm::join(params, ", "), result);
+    functions->insert(function);
+    return result;
+  }
 };
 
 class KernelWriter {
@@ -226,8 +293,6 @@ private:
   /// to f64 precision (as the prelude's kfuse_rsqrt_f64).
   std::string emitRsqrtF64(const std::string &a, const std::string &x,
                            const std::string &nx);
-  std::string emitMinMax(const std::string &a, const std::string &b,
-                         bool maximum);
   std::string emitConvert(Type from, Type to, const std::string &x);
   void emitStep(const std::string &index, unsigned lanes);
   /// Loads the kernel's tensors; their global addresses into `pointers`.
@@ -242,9 +307,7 @@ private:
   /// The uniform fields of a multi-tensor kernel, from the device hypers
   /// at `hypers` (a global address), into `invariant`.
   LogicalResult emitDeviceUniforms(const std::string &hypers);
-  PtxArith arith() { return PtxArith{code, regCount}; }
-  /// A call of the module's `.func` (getPtxUniformFunction) on f64 values.
-  std::string callF64(const char *function, ArrayRef<std::string> args);
+  PtxArith arith() { return PtxArith{code, regCount, &usedFunctions}; }
 
   const PtxKernelSpec &spec;
   const PtxTarget &target;
@@ -483,32 +546,6 @@ std::string KernelWriter::emitRsqrt(const std::string &a) {
   return d;
 }
 
-/// arith.maximumf / minimumf: a NaN operand is the result (the first one
-/// first), -0 < +0; as the prelude's kfuse_maximumf and kfuse_minimumf.
-std::string KernelWriter::emitMinMax(const std::string &a, const std::string &b,
-                                     bool maximum) {
-  std::string order = reg(Pred), pick = reg(F32);
-  line("setp.{}.f32 {}, {}, {}", maximum ? "gt" : "lt", order, a, b);
-  line("selp.f32 {}, {}, {}, {}", pick, a, b, order);
-  std::string bits = reg(B32), negative = reg(Pred), zero = reg(F32);
-  line("mov.b32 {}, {}", bits, a);
-  line("setp.lt.s32 {}, {}, 0", negative, bits);
-  if (maximum)
-    line("selp.f32 {}, {}, {}, {}", zero, b, a, negative);
-  else
-    line("selp.f32 {}, {}, {}, {}", zero, a, b, negative);
-  std::string equal = reg(Pred), tie = reg(F32);
-  line("setp.eq.f32 {}, {}, {}", equal, a, b);
-  line("selp.f32 {}, {}, {}, {}", tie, zero, pick, equal);
-  std::string bNaN = reg(Pred), withB = reg(F32), aNaN = reg(Pred),
-              d = reg(F32);
-  line("setp.nan.f32 {}, {}, {}", bNaN, b, b);
-  line("selp.f32 {}, {}, {}, {}", withB, b, tie, bNaN);
-  line("setp.nan.f32 {}, {}, {}", aNaN, a, a);
-  line("selp.f32 {}, {}, {}, {}", d, a, withB, aNaN);
-  return d;
-}
-
 std::string KernelWriter::emitConvert(Type from, Type to,
                                       const std::string &x) {
   if (from == to)
@@ -594,7 +631,7 @@ FailureOr<std::string> KernelWriter::emitOp(Operation *op,
       line("copysign.f32 {}, {}, {}", d, x[1], x[0]);
       return d;
     }
-    return emitMinMax(x[0], x[1], isa<arith::MaximumFOp>(op));
+    return arith().minMax(x[0], x[1], isa<arith::MaximumFOp>(op));
   }
   if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
     if (!cmp.getLhs().getType().isF32()) {
@@ -975,141 +1012,29 @@ std::string KernelWriter::entry(ArrayRef<std::string> params) {
                      llvm::join(params, ",\n  "), declarations(), code);
 }
 
-std::string KernelWriter::callF64(const char *function,
-                                  ArrayRef<std::string> args) {
-  std::string result = reg(F64);
-  std::vector<std::string> params;
-  code += "  {\n    .param .b64 result;\n";
-  for (auto [index, arg] : llvm::enumerate(args)) {
-    params.push_back(fmt::format("arg{}", index));
-    code += fmt::format("    .param .b64 {};\n    st.param.f64 [{}], {};\n",
-                        params.back(), params.back(), arg);
-  }
-  code += fmt::format("    call.uni (result), {}, ({});\n"
-                      "    ld.param.f64 {}, [result];\n  }}\n",
-                      function, llvm::join(params, ", "), result);
-  usedFunctions.insert(function);
-  return result;
-}
-
 LogicalResult KernelWriter::emitDeviceUniforms(const std::string &hypers) {
-  using Op = UniformInstr::Op;
   const HostUniforms &program = *spec.deviceUniforms;
   PtxArith a = arith();
-  std::vector<std::string> values;
-  for (const UniformInstr &instr : program.program) {
-    auto x = [&](unsigned operand) { return values[instr.operands[operand]]; };
-    std::string value;
-    switch (instr.op) {
-    case Op::arg:
-      value = reg(F64);
-      line("ld.global.f64 {}, [{}+{}]", value, hypers, 8 * instr.arg);
-      // The step slot holds the steps taken; this launch takes one more.
-      if (int(instr.arg) == spec.stepArg)
-        value = a.add(value, a.c(1.0));
-      break;
-    case Op::constant:
-      value = reg(F64);
-      line("mov.f64 {}, {}", value, a.c(instr.constant));
-      break;
-    case Op::add:
-      value = a.add(x(0), x(1));
-      break;
-    case Op::sub:
-      value = a.sub(x(0), x(1));
-      break;
-    case Op::mul:
-      value = a.mul(x(0), x(1));
-      break;
-    case Op::div:
-      value = a.div(x(0), x(1));
-      break;
-    case Op::neg:
-      value = a.neg(x(0));
-      break;
-    case Op::maxnum:
-      value = a.fmax(x(0), x(1));
-      break;
-    case Op::minnum:
-      value = a.fmin(x(0), x(1));
-      break;
-    case Op::maximum:
-    case Op::minimum: {
-      // On the values rounded to f32, as HostUniforms::evaluate.
-      std::string lhs = reg(F32), rhs = reg(F32);
-      line("cvt.rn.f32.f64 {}, {}", lhs, x(0));
-      line("cvt.rn.f32.f64 {}, {}", rhs, x(1));
-      std::string picked = emitMinMax(lhs, rhs, instr.op == Op::maximum);
-      value = reg(F64);
-      line("cvt.f64.f32 {}, {}", value, picked);
-      break;
-    }
-    case Op::sqrt:
-      value = a.op("sqrt.rn.f64", {x(0)});
-      break;
-    case Op::rsqrt:
-      value = a.div(a.c(1.0), a.op("sqrt.rn.f64", {x(0)}));
-      break;
-    // Functions of the module: ptxas compiles each once however often the
-    // program calls it.
-    case Op::pow:
-      value = callF64(kPowFunction, {x(0), x(1)});
-      break;
-    case Op::exp:
-      value = callF64(kExpFunction, {x(0)});
-      break;
-    case Op::log:
-      value = callF64(kLogFunction, {x(0)});
-      break;
-    case Op::abs:
-      value = a.abs(x(0));
-      break;
-    case Op::fma:
-      value = a.fma(x(0), x(1), x(2));
-      break;
-    case Op::copysign:
-      // copysign.f64 d, a, b: b's magnitude with a's sign.
-      value = a.op("copysign.f64", {x(1), x(0)});
-      break;
-    case Op::floor:
-      value = a.op("cvt.rmi.f64.f64", {x(0)});
-      break;
-    case Op::ceil:
-      value = a.op("cvt.rpi.f64.f64", {x(0)});
-      break;
-    case Op::roundeven:
-      value = a.rint(x(0));
-      break;
-    case Op::cmp: {
-      // setp's comparison of the predicate (false and true have none).
-      std::optional<const char *> compare =
-          getSetpCompare(arith::CmpFPredicate(instr.arg));
-      if (!compare) {
-        value = a.c(instr.arg == unsigned(arith::CmpFPredicate::AlwaysTrue));
-        break;
-      }
-      std::string holds = reg(Pred);
-      line("setp.{}.f64 {}, {}, {}", *compare, holds, x(0), x(1));
-      value = a.select(holds, a.c(1.0), a.c(0.0));
-      break;
-    }
-    case Op::select: {
-      std::string taken = reg(Pred);
-      line("setp.ne.f64 {}, {}, 0d0000000000000000", taken, x(0));
-      value = a.select(taken, x(1), x(2));
-      break;
-    }
-    case Op::rem:
-    case Op::tanh:
-      reason = "a uniform value by fmod or tanh, which the direct PTX does "
-               "not compute";
-      return failure();
-    }
-    values.push_back(std::move(value));
+  std::vector<std::string> values(program.program.size());
+  auto loadArg = [&](unsigned arg) {
+    std::string value = reg(F64);
+    line("ld.global.f64 {}, [{}+{}]", value, hypers, 8 * arg);
+    // The step slot holds the steps taken; this launch takes one more.
+    return int(arg) == spec.stepArg ? a.add(value, a.c(1.0)) : value;
+  };
+  if (!uniform_math::evaluateProgram(a, program.program, loadArg,
+                                     values.data())) {
+    reason = "a uniform value by fmod or tanh, which the direct PTX does "
+             "not compute";
+    return failure();
   }
   // Fields, rounded once to f32 as the host rounds them; flags (i1) as
   // predicates.
-  for (auto [value, field] : spec.uniformField) {
+  // In field order: the PTX text is the disk cache's key.
+  std::vector<Value> fieldValues(program.fields.size());
+  for (auto [value, field] : spec.uniformField)
+    fieldValues[field] = value;
+  for (auto [field, value] : llvm::enumerate(fieldValues)) {
     const std::string &computed = values[program.fields[field]];
     std::string &fieldReg = invariant[value];
     if (value.getType().isInteger(1)) {

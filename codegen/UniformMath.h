@@ -30,11 +30,14 @@
 #ifndef KFUSE_CODEGEN_UNIFORMMATH_H
 #define KFUSE_CODEGEN_UNIFORMMATH_H
 
+#include "codegen/KernelPlan.h"
+
 #include "llvm/ADT/bit.h"
 
 #include <cmath>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 namespace kfuse::uniform_math {
 
@@ -197,6 +200,107 @@ typename A::F pow(A &a, typename A::F x, typename A::F y) {
   return a.select(a.por(a.eq(x, one), a.eq(y, zero)), one, result);
 }
 
+/// The values of `program` (its instructions in order, into `values`, one
+/// each) over backend `a`; `loadArg(index)` gives an update argument's
+/// value. False, with the values partly written, at an op the backend has
+/// no form of (`a.supports(op)`). Beside the functions above, a backend
+/// provides `supports(Op)`, `constant(double)` (a value, where c() may give
+/// an operand), sqrt, floor, ceil, copysign, rem, tanh, `compare(predicate,
+/// x, y)` (1.0 or 0.0; compareUniforms), `minMaxF32(x, y, maximum)` (of
+/// the values rounded to f32, NaN first, -0 < +0) and its pow, exp and log.
+template <typename A, typename LoadArg>
+bool evaluateProgram(A &a, const std::vector<UniformInstr> &program,
+                     LoadArg loadArg, typename A::F *values) {
+  using Op = UniformInstr::Op;
+  for (size_t index = 0; index < program.size(); ++index) {
+    const UniformInstr &instr = program[index];
+    if (!a.supports(instr.op))
+      return false;
+    auto x = [&](unsigned operand) { return values[instr.operands[operand]]; };
+    typename A::F &result = values[index];
+    switch (instr.op) {
+    case Op::arg:
+      result = loadArg(instr.arg);
+      break;
+    case Op::constant:
+      result = a.constant(instr.constant);
+      break;
+    case Op::add:
+      result = a.add(x(0), x(1));
+      break;
+    case Op::sub:
+      result = a.sub(x(0), x(1));
+      break;
+    case Op::mul:
+      result = a.mul(x(0), x(1));
+      break;
+    case Op::div:
+      result = a.div(x(0), x(1));
+      break;
+    case Op::neg:
+      result = a.neg(x(0));
+      break;
+    case Op::rem:
+      result = a.rem(x(0), x(1));
+      break;
+    case Op::maximum:
+    case Op::minimum:
+      result = a.minMaxF32(x(0), x(1), instr.op == Op::maximum);
+      break;
+    case Op::maxnum:
+      result = a.fmax(x(0), x(1));
+      break;
+    case Op::minnum:
+      result = a.fmin(x(0), x(1));
+      break;
+    case Op::sqrt:
+      result = a.sqrt(x(0));
+      break;
+    case Op::rsqrt:
+      result = a.div(a.c(1.0), a.sqrt(x(0)));
+      break;
+    case Op::pow:
+      result = a.pow(x(0), x(1));
+      break;
+    case Op::exp:
+      result = a.exp(x(0));
+      break;
+    case Op::log:
+      result = a.log(x(0));
+      break;
+    case Op::abs:
+      result = a.abs(x(0));
+      break;
+    case Op::tanh:
+      result = a.tanh(x(0));
+      break;
+    case Op::fma:
+      result = a.fma(x(0), x(1), x(2));
+      break;
+    case Op::copysign:
+      result = a.copysign(x(0), x(1));
+      break;
+    case Op::floor:
+      result = a.floor(x(0));
+      break;
+    case Op::ceil:
+      result = a.ceil(x(0));
+      break;
+    case Op::roundeven:
+      result = a.rint(x(0));
+      break;
+    case Op::cmp:
+      result = a.compare(instr.arg, x(0), x(1));
+      break;
+    case Op::select:
+      // Any value but 0 is true, NaN included.
+      result = a.select(a.pnot(a.eq(x(0), a.c(0.0))), x(1), x(2));
+      break;
+    }
+  }
+  return true;
+}
+
 /// The host backend: doubles, with the standard library's correctly rounded
 /// operations.
 struct HostArith {
@@ -232,6 +336,33 @@ struct HostArith {
   I orBits(I x, uint64_t mask) { return x | mask; }
   I toInt(F x) { return static_cast<uint64_t>(static_cast<int64_t>(x)); }
   F toDouble(I x) { return static_cast<double>(static_cast<int64_t>(x)); }
+
+  bool supports(UniformInstr::Op) { return true; }
+  F constant(double value) { return value; }
+  F sqrt(F x) { return std::sqrt(x); }
+  F floor(F x) { return std::floor(x); }
+  F ceil(F x) { return std::ceil(x); }
+  F copysign(F x, F y) { return std::copysign(x, y); }
+  F rem(F x, F y) { return std::fmod(x, y); }
+  F tanh(F x) { return std::tanh(x); }
+  F compare(unsigned predicate, F x, F y) {
+    return compareUniforms(predicate, x, y) ? 1.0 : 0.0;
+  }
+  /// arith.maximumf / minimumf as the device computes them (kfuse_maximumf
+  /// takes floats): NaN wins, -0 < +0.
+  F minMaxF32(F x, F y, bool maximum) {
+    float a = static_cast<float>(x), b = static_cast<float>(y);
+    if (std::isnan(a))
+      return a;
+    if (std::isnan(b))
+      return b;
+    if (a == b)
+      return std::signbit(a) == maximum ? b : a;
+    return (a > b) == maximum ? a : b;
+  }
+  F pow(F x, F y) { return uniform_math::pow(*this, x, y); }
+  F exp(F x) { return uniform_math::exp(*this, x); }
+  F log(F x) { return uniform_math::log(*this, x); }
 };
 
 inline double hostPow(double x, double y) {
