@@ -32,6 +32,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 using namespace mlir;
 
 namespace kfuse {
@@ -300,6 +302,8 @@ private:
   /// Checks the body once, without code; the loops repeat it unchecked.
   LogicalResult checkBody();
   std::string declarations() const;
+  /// %ctaid.x, %ntid.x, %tid.x and %nctaid.x in registers.
+  std::array<std::string, 4> emitThreadIds();
   /// The `.entry` of the code written, with `params`.
   std::string entry(ArrayRef<std::string> params);
   FailureOr<std::string> writeGridStride();
@@ -880,6 +884,16 @@ void KernelWriter::emitTensorPointers(ArrayRef<std::string> pointerParams) {
   }
 }
 
+std::array<std::string, 4> KernelWriter::emitThreadIds() {
+  std::array<std::string, 4> ids;
+  const char *names[] = {"ctaid", "ntid", "tid", "nctaid"};
+  for (auto [id, name] : llvm::zip(ids, names)) {
+    id = reg(B32);
+    line("mov.u32 {}, %{}.x", id, name);
+  }
+  return ids;
+}
+
 std::string KernelWriter::declarations() const {
   std::string out;
   for (int regClass = 0; regClass < kNumRegClasses; ++regClass)
@@ -930,12 +944,7 @@ FailureOr<std::string> KernelWriter::writeGridStride() {
   } else {
     line("mov.{} {}, {}", indexType, count, spec.numel);
   }
-  std::string ctaid = reg(B32), ntid = reg(B32), tidx = reg(B32),
-              nctaid = reg(B32);
-  line("mov.u32 {}, %ctaid.x", ctaid);
-  line("mov.u32 {}, %ntid.x", ntid);
-  line("mov.u32 {}, %tid.x", tidx);
-  line("mov.u32 {}, %nctaid.x", nctaid);
+  auto [ctaid, ntid, tidx, nctaid] = emitThreadIds();
   std::string tid = reg(indexClass), stride = reg(indexClass);
   if (wide) {
     std::string base = reg(B64), lane = reg(B64);
@@ -1091,12 +1100,7 @@ FailureOr<std::string> KernelWriter::writeMultiTensor() {
   if (failed(classifyBody()) || failed(checkBody()))
     return failure();
 
-  std::string ctaid = reg(B32), ntid = reg(B32), tidx = reg(B32),
-              nctaid = reg(B32);
-  line("mov.u32 {}, %ctaid.x", ctaid);
-  line("mov.u32 {}, %ntid.x", ntid);
-  line("mov.u32 {}, %tid.x", tidx);
-  line("mov.u32 {}, %nctaid.x", nctaid);
+  auto [ctaid, ntid, tidx, nctaid] = emitThreadIds();
   std::string tid = reg(B64), stride = reg(B64), gridStride = reg(B64);
   line("cvt.u64.u32 {}, {}", tid, tidx);
   line("cvt.u64.u32 {}, {}", stride, ntid);

@@ -207,10 +207,6 @@ compilePlanImage(const PlanSources &sources, const std::string &programName,
   std::string notPtx; // why the direct PTX is not used
   if (mode == CodegenMode::cuda)
     notPtx = "codegen cuda";
-  else if (mode == CodegenMode::automatic && sources.ptxOnRequest &&
-           !sources.ptx.empty())
-    return compileImage(sources.cuda, programName, options, driverVersion,
-                        cache);
   else if (sources.ptx.empty())
     notPtx = sources.ptxUnsupported.empty()
                  ? std::string("the plan has no direct PTX")

@@ -81,13 +81,6 @@ struct PlanSources {
   const std::string &cuda;
   const std::string &ptx;
   const std::string &ptxUnsupported;
-  /// The direct PTX only under codegen ptx, never auto's choice: a
-  /// multi-tensor plan's PTX image steps slower than NVRTC's (0.5 % in f32,
-  /// 6-9 % with bf16 params on the H200, bench/results/
-  /// 2026-12-07-h200-ptx-plans-ab.json: nvJitLink compiles it as
-  /// relocatable code, with more registers), which a cold start does not
-  /// buy.
-  bool ptxOnRequest = false;
 };
 
 /// The key of the image linked from direct `ptx` for sm_`arch`: the PTX,
@@ -95,8 +88,7 @@ struct PlanSources {
 std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion);
 
 /// A kernel plan's image: its direct PTX linked with nvJitLink (mode auto or
-/// ptx, the PTX present and in mode auto not ptxOnRequest, nvJitLink
-/// loaded), else its CUDA source through
+/// ptx, the PTX present, nvJitLink loaded), else its CUDA source through
 /// compileImage. In mode auto a failed link falls back to NVRTC with a
 /// warning; in mode ptx it is the error, as is a plan without PTX. With
 /// options.ptxOnly the PTX path returns the PTX unlinked.

@@ -136,7 +136,7 @@ std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
     llvm::consumeError(nvrtc.takeError());
   hash.field(options.fuse ? "fuse" : "nofuse");
   hash.field(std::to_string(options.maxGroupSize));
-  hash.field(codegenModeName(processCodegenMode()));
+  hash.field(codegenModeName(codegenModeFor(options.multiTensor)));
   // Only when set, so that the keys of plain plans stay as they were.
   if (options.multiTensor)
     hash.field("multi-tensor");
@@ -274,8 +274,7 @@ llvm::Expected<PlannedImage> compilePlannedImage(
       return withCode(plan.takeError(), ErrorCode::Compile);
     result.plan = std::move(*plan);
     llvm::Expected<CompiledImage> made = compilePlanImage(
-        {result.plan.source, result.plan.ptx, result.plan.ptxUnsupported,
-         result.plan.multiTensor},
+        {result.plan.source, result.plan.ptx, result.plan.ptxUnsupported},
         result.plan.name + ".cu", nvrtcOptions, mode, driverVersion(), cache);
     if (!made)
       return withCode(made.takeError(), ErrorCode::Compile);
@@ -298,7 +297,7 @@ Update::compileImage(const std::string &key, const Specialization &spec,
   if (!nvrtcOptions)
     return nvrtcOptions.takeError();
   return compilePlannedImage(
-      key, irText, *nvrtcOptions, processCodegenMode(),
+      key, irText, *nvrtcOptions, codegenModeFor(options.multiTensor),
       [&](int ptxSm) {
         return compileToPlan(irText, name, spec, options, ptxSm);
       },

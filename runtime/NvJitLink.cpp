@@ -63,6 +63,12 @@ void setProcessCodegenMode(CodegenMode mode) {
   setMode.store(int(mode), std::memory_order_relaxed);
 }
 
+CodegenMode codegenModeFor(bool multiTensor) {
+  CodegenMode mode = processCodegenMode();
+  return mode == CodegenMode::automatic && multiTensor ? CodegenMode::cuda
+                                                       : mode;
+}
+
 namespace {
 
 /// The entry points kfuse uses, resolved from the loaded library.

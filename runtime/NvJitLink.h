@@ -35,6 +35,14 @@ std::optional<CodegenMode> parseCodegenMode(llvm::StringRef name);
 CodegenMode processCodegenMode();
 void setProcessCodegenMode(CodegenMode mode);
 
+/// The mode a kernel compiles under: the process's, except that auto
+/// compiles a multi-tensor plan through NVRTC. Its direct PTX image steps
+/// slower (0.4-0.7 % in f32, 6-9 % with bf16 params on the H200,
+/// bench/results/2026-12-07-h200-ptx-plans-ab.json: nvJitLink compiles it as
+/// relocatable code, with more registers), which a cold start does not buy;
+/// `ptx` takes it.
+CodegenMode codegenModeFor(bool multiTensor);
+
 /// Loads nvJitLink once per process; an error says where it looked.
 llvm::Error loadNvJitLink();
 

@@ -187,20 +187,18 @@ TEST_F(ImageCacheTest, PtxModeWithoutPtxSaysWhy) {
   EXPECT_EQ(automatic->nvrtc.compiler, "nvrtc");
 }
 
-TEST_F(ImageCacheTest, PtxOnRequestIsNotAutosChoice) {
-  if (llvm::errorToBool(loadNvJitLink()))
-    GTEST_SKIP() << "nvJitLink is not loadable here";
-  // A multi-tensor plan's direct PTX: NVRTC under auto, the PTX under ptx.
-  std::string ptx = trivialPtx(), reason;
-  PlanSources sources{kSource, ptx, reason, /*ptxOnRequest=*/true};
-  llvm::Expected<CompiledImage> automatic = compilePlanImage(
-      sources, "k.cu", options, CodegenMode::automatic, 0, cache.get());
-  ASSERT_TRUE(bool(automatic)) << llvm::toString(automatic.takeError());
-  EXPECT_EQ(automatic->nvrtc.compiler, "nvrtc");
-  llvm::Expected<CompiledImage> asked = compilePlanImage(
-      sources, "k.cu", options, CodegenMode::ptx, 0, cache.get());
-  ASSERT_TRUE(bool(asked)) << llvm::toString(asked.takeError());
-  EXPECT_EQ(asked->nvrtc.compiler, "nvjitlink");
+TEST(CodegenModeTest, AutoCompilesPlansThroughNvrtc) {
+  // A multi-tensor plan's PTX image steps slower: auto takes NVRTC's for
+  // plans and the PTX for single-tensor kernels; ptx and cuda are asked for.
+  CodegenMode before = processCodegenMode();
+  setProcessCodegenMode(CodegenMode::automatic);
+  EXPECT_EQ(codegenModeFor(/*multiTensor=*/true), CodegenMode::cuda);
+  EXPECT_EQ(codegenModeFor(/*multiTensor=*/false), CodegenMode::automatic);
+  setProcessCodegenMode(CodegenMode::ptx);
+  EXPECT_EQ(codegenModeFor(/*multiTensor=*/true), CodegenMode::ptx);
+  setProcessCodegenMode(CodegenMode::cuda);
+  EXPECT_EQ(codegenModeFor(/*multiTensor=*/false), CodegenMode::cuda);
+  setProcessCodegenMode(before);
 }
 
 TEST_F(ImageCacheTest, EncodingKeepsTheCompiler) {

@@ -155,9 +155,9 @@ static Expected<CompiledImage> compilePlan(StringRef irText,
   nvrtcOptions.arch = arch;
   nvrtcOptions.ptxOnly = ptxOnly;
   Expected<CompiledImage> image = compilePlanImage(
-      {plan.source, plan.ptx, plan.ptxUnsupported, plan.multiTensor},
-      plan.name + ".cu", nvrtcOptions, processCodegenMode(),
-      installedDriverVersion(), processDiskCache());
+      {plan.source, plan.ptx, plan.ptxUnsupported}, plan.name + ".cu",
+      nvrtcOptions, codegenModeFor(plan.multiTensor), installedDriverVersion(),
+      processDiskCache());
   if (image)
     dumpModule(plan.name, image->key, irText, plan.source, image->nvrtc.ptx);
   return image;
@@ -309,7 +309,8 @@ static int compileUpdate(const CommonOptions &options, const std::string &emit,
   // The direct PTX is written for the arch the image is for.
   std::string resolvedArch = input.arch(options);
   int ptxSm = 0;
-  if (processCodegenMode() != CodegenMode::cuda && input.compilesImage) {
+  if (codegenModeFor(options.pipeline.multiTensor) != CodegenMode::cuda &&
+      input.compilesImage) {
     Expected<int> sm = validateArch(resolvedArch);
     if (!sm)
       return reportError(sm.takeError());

@@ -311,7 +311,8 @@ int main(int argc, char **argv) {
       return reportError(warmed.takeError());
     // The direct PTX path's compiler too, where it is in use and loads.
     Expected<int> sm = validateArch(warmOptions.arch);
-    if (sm && processCodegenMode() != CodegenMode::cuda &&
+    if (sm &&
+        codegenModeFor(options->pipeline.multiTensor) != CodegenMode::cuda &&
         !errorToBool(loadNvJitLink())) {
       Expected<NvrtcResult> linked = compileWithNvJitLink(warmed->ptx, *sm);
       if (!linked)
