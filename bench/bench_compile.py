@@ -71,6 +71,21 @@ def nvrtc_ms(lib, source, options):
     return ms
 
 
+def kfuse_nvrtc_options(lib, arch):
+    """The options kfuse passes NVRTC for a cubin of `arch`, as
+    runtime/Nvrtc.cpp's nvrtcCommandLine builds them."""
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
+    version = (major.value, minor.value)
+    options = ["--std=c++17", "-default-device"]
+    if version >= (12, 4):
+        options.append("-minimal")
+    options += [f"-arch={arch}", "--ptxas-options=-v"]
+    if version >= (12, 9):
+        options.append("--no-cache")
+    return options
+
+
 def kfuse_stats(kfuse, ir, cache_dir, arch, warm=False, multiple=1,
                 heap_pad=True, codegen="auto", multi_tensor=False):
     env = dict(os.environ, KFUSE_CACHE_DIR=cache_dir, KFUSE_CODEGEN=codegen)
@@ -136,16 +151,7 @@ def main():
     options = parser.parse_args()
 
     lib = nvrtc_library()
-    major, minor = ctypes.c_int(), ctypes.c_int()
-    lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
-    version = (major.value, minor.value)
-    # As runtime/Nvrtc.cpp's nvrtcCommandLine builds them.
-    arch_options = ["--std=c++17", "-default-device"]
-    if version >= (12, 4):
-        arch_options.append("-minimal")
-    arch_options += [f"-arch={options.arch}", "--ptxas-options=-v"]
-    if version >= (12, 9):
-        arch_options.append("--no-cache")
+    arch_options = kfuse_nvrtc_options(lib, options.arch)
     plain_options = [f"-arch={options.arch}"]
     nvrtc_ms(lib, TRIVIAL, arch_options)  # loads NVRTC's own libraries
     nvrtc_ms(lib, TRIVIAL, plain_options)

@@ -55,6 +55,7 @@ public:
   X(cuCtxGetDevice)                                                            \
   X(cuCtxSynchronize)                                                          \
   X(cuModuleLoadData)                                                          \
+  X(cuModuleLoadDataEx)                                                        \
   X(cuModuleGetFunction)                                                       \
   X(cuModuleUnload)                                                            \
   X(cuFuncGetAttribute)                                                        \

@@ -185,25 +185,39 @@ compileImage(const std::string &source, const std::string &programName,
       [&] { return compileWithNvrtc(source, programName, options); });
 }
 
-std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion) {
+std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion,
+                             PtxCompiler compiler) {
   CacheKeyHasher hash;
   hash.field(kImageFormat);
   hash.field("direct-ptx");
   hash.field(ptx);
-  // The toolkit's version through NVRTC's, which is loaded already: asking
-  // nvJitLink would load it (about 50 ms) on every disk hit. nvJitLink
-  // ships with NVRTC, and its major version is the entry points'.
-  hash.field("nvjitlink-13");
-  hash.field(nvrtcVersion());
-  hash.field(llvm::join(nvJitLinkCommandLine(arch), "\n"));
+  if (compiler == PtxCompiler::driverAtLoad) {
+    hash.field("driver-jit");
+    hash.field("sm_" + std::to_string(arch));
+  } else {
+    // The toolkit's version through NVRTC's, which is loaded already: asking
+    // nvJitLink would load it (about 50 ms) on every disk hit. nvJitLink
+    // ships with NVRTC, and its major version is the entry points'.
+    hash.field("nvjitlink-13");
+    hash.field(nvrtcVersion());
+    hash.field(llvm::join(nvJitLinkCommandLine(arch), "\n"));
+  }
   hash.field(std::to_string(driverVersion));
   return hash.hex();
+}
+
+/// The image of direct `ptx` that the driver compiles when it loads it.
+static NvrtcResult ptxForTheDriver(const std::string &ptx) {
+  NvrtcResult image;
+  image.ptx = ptx;
+  image.compiler = "driver";
+  return image;
 }
 
 llvm::Expected<CompiledImage>
 compilePlanImage(const PlanSources &sources, const std::string &programName,
                  const NvrtcOptions &options, CodegenMode mode,
-                 int driverVersion, DiskCache *cache) {
+                 PtxCompiler compiler, int driverVersion, DiskCache *cache) {
   std::string notPtx; // why the direct PTX is not used
   if (mode == CodegenMode::cuda)
     notPtx = "codegen cuda";
@@ -215,15 +229,20 @@ compilePlanImage(const PlanSources &sources, const std::string &programName,
     llvm::Expected<int> arch = validateArch(options.arch);
     if (!arch)
       return arch.takeError();
-    std::string key = ptxImageCacheKey(sources.ptx, *arch, driverVersion);
+    std::string key =
+        ptxImageCacheKey(sources.ptx, *arch, driverVersion, compiler);
     // PTX is what was asked for: nothing to compile.
     if (options.ptxOnly) {
       CompiledImage image;
-      image.nvrtc.ptx = sources.ptx;
+      image.nvrtc = ptxForTheDriver(sources.ptx);
       image.nvrtc.compiler = "direct";
       image.key = std::move(key);
       return image;
     }
+    // On disk, the PTX lets a plan-cache hit skip the emitter.
+    if (compiler == PtxCompiler::driverAtLoad)
+      return cachedCompile(std::move(key), /*wantCubin=*/false, cache,
+                           [&] { return ptxForTheDriver(sources.ptx); });
     // A disk hit needs no nvJitLink; a miss loads it.
     llvm::Expected<CompiledImage> image =
         cachedCompile(std::move(key), /*wantCubin=*/true, cache,

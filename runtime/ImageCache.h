@@ -83,19 +83,22 @@ struct PlanSources {
   const std::string &ptxUnsupported;
 };
 
-/// The key of the image linked from direct `ptx` for sm_`arch`: the PTX,
-/// the toolkit's version (NVRTC's), nvJitLink's options, the driver.
-std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion);
+/// The key of the image of direct `ptx` for sm_`arch` made by `compiler`:
+/// the PTX, the compiler (the driver's version; or the toolkit's version,
+/// NVRTC's, and nvJitLink's options).
+std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion,
+                             PtxCompiler compiler);
 
-/// A kernel plan's image: its direct PTX linked with nvJitLink (mode auto or
-/// ptx, the PTX present, nvJitLink loaded), else its CUDA source through
-/// compileImage. In mode auto a failed link falls back to NVRTC with a
-/// warning; in mode ptx it is the error, as is a plan without PTX. With
+/// A kernel plan's image: its direct PTX (mode auto or ptx, the PTX
+/// present) for `compiler`, else its CUDA source through compileImage. A
+/// PTX image for the driver is the PTX; one for nvJitLink is linked now,
+/// where a failed link falls back to NVRTC with a warning in mode auto and
+/// is the error in mode ptx, as is a plan without PTX. With
 /// options.ptxOnly the PTX path returns the PTX unlinked.
 llvm::Expected<CompiledImage>
 compilePlanImage(const PlanSources &sources, const std::string &programName,
                  const NvrtcOptions &options, CodegenMode mode,
-                 int driverVersion, DiskCache *cache);
+                 PtxCompiler compiler, int driverVersion, DiskCache *cache);
 
 /// The bytes a disk entry holds for `nvrtc`, and back. Decoding fails on
 /// anything that is not such an encoding (a cache entry from another

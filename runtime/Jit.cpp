@@ -124,7 +124,8 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
 
 std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
                             llvm::StringRef arch,
-                            const PipelineOptions &options) {
+                            const PipelineOptions &options,
+                            PtxCompiler ptxCompiler) {
   CacheKeyHasher hash;
   hash.field(kCodegenVersion);
   hash.field(irText);
@@ -136,7 +137,11 @@ std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
     llvm::consumeError(nvrtc.takeError());
   hash.field(options.fuse ? "fuse" : "nofuse");
   hash.field(std::to_string(options.maxGroupSize));
-  hash.field(codegenModeName(codegenModeFor(options.multiTensor)));
+  CodegenMode mode = codegenModeFor(options.multiTensor, ptxCompiler);
+  hash.field(codegenModeName(mode));
+  if (mode != CodegenMode::cuda)
+    hash.field(ptxCompiler == PtxCompiler::driverAtLoad ? "driver-jit"
+                                                        : "nvjitlink");
   // Only when set, so that the keys of plain plans stay as they were.
   if (options.multiTensor)
     hash.field("multi-tensor");
@@ -252,7 +257,8 @@ llvm::Expected<PlannedImage> compilePlannedImage(
     ptxSm = *sm;
   }
   // A plan entry on disk skips parse, passes and emit (runtime/PlanCache);
-  // kept for cubins only (a PTX image is the driver's to JIT, each load).
+  // not kept for NVRTC's PTX of an older arch (a device newer than the
+  // toolkit).
   DiskCache *cache = processDiskCache();
   bool usePlanCache = cache && !nvrtcOptions.ptxOnly;
   std::string planKey = usePlanCache ? planEntryKey(key) : "";
@@ -275,12 +281,13 @@ llvm::Expected<PlannedImage> compilePlannedImage(
     result.plan = std::move(*plan);
     llvm::Expected<CompiledImage> made = compilePlanImage(
         {result.plan.source, result.plan.ptx, result.plan.ptxUnsupported},
-        result.plan.name + ".cu", nvrtcOptions, mode, driverVersion(), cache);
+        result.plan.name + ".cu", nvrtcOptions, mode, PtxCompiler::driverAtLoad,
+        driverVersion(), cache);
     if (!made)
       return withCode(made.takeError(), ErrorCode::Compile);
     image = std::move(*made);
     // Where the image is on disk, its plan follows.
-    if (usePlanCache && image->onDisk && !image->nvrtc.cubin.empty())
+    if (usePlanCache && image->onDisk)
       storePlan(*cache, planKey, result.plan, image->key, driverVersion());
   }
   dumpModule(result.plan.name, image->key, irText, result.plan.source,
@@ -297,7 +304,8 @@ Update::compileImage(const std::string &key, const Specialization &spec,
   if (!nvrtcOptions)
     return nvrtcOptions.takeError();
   return compilePlannedImage(
-      key, irText, *nvrtcOptions, codegenModeFor(options.multiTensor),
+      key, irText, *nvrtcOptions,
+      codegenModeFor(options.multiTensor, PtxCompiler::driverAtLoad),
       [&](int ptxSm) {
         return compileToPlan(irText, name, spec, options, ptxSm);
       },
@@ -440,13 +448,50 @@ loadKernel(CudaDriver &driver, CUmodule module, const std::string &kernelName,
   return function;
 }
 
-llvm::Error loadPlan(CudaDriver &driver, const std::string &binary,
+/// `image`'s PTX compiled by the driver's JIT into `module`, with ptxas'
+/// report and its errors read back.
+static llvm::Error jitPtx(CudaDriver &driver, NvrtcResult &image,
+                          llvm::StringRef name, llvm::StringRef arch,
+                          CUmodule &module) {
+  auto start = std::chrono::steady_clock::now();
+  std::string infoLog(16384, '\0'), errorLog(16384, '\0');
+  CUjit_option options[] = {
+      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+      CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+      CU_JIT_LOG_VERBOSE};
+  // Sizes and flags travel as the pointers' values, as the driver reads them.
+  void *values[] = {
+      infoLog.data(), reinterpret_cast<void *>(uintptr_t(infoLog.size())),
+      errorLog.data(), reinterpret_cast<void *>(uintptr_t(errorLog.size())),
+      reinterpret_cast<void *>(uintptr_t(1))};
+  CUresult status = driver.cuModuleLoadDataEx(
+      &module, image.ptx.c_str(), std::size(options), options, values);
+  auto logText = [](const std::string &log) {
+    return llvm::StringRef(log.c_str()).rtrim().str();
+  };
+  if (status != CUDA_SUCCESS) {
+    std::string log = logText(errorLog);
+    return driver.check(status, "the driver's JIT of the PTX of '" + name +
+                                    "' for " + arch +
+                                    (log.empty() ? "" : ":\n" + log));
+  }
+  image.log = logText(infoLog);
+  image.resources = parsePtxasLog(image.log);
+  image.compileMs += compileMsSince(start);
+  return llvm::Error::success();
+}
+
+llvm::Error loadPlan(CudaDriver &driver, NvrtcResult &image,
                      llvm::StringRef name, llvm::StringRef arch,
                      LoadedPlan &loaded) {
-  if (llvm::Error error =
-          driver.check(driver.cuModuleLoadData(&loaded.module, binary.c_str()),
-                       "cuModuleLoadData of '" + name + "' for " + arch))
+  if (image.cubin.empty()) {
+    if (llvm::Error error = jitPtx(driver, image, name, arch, loaded.module))
+      return error;
+  } else if (llvm::Error error = driver.check(
+                 driver.cuModuleLoadData(&loaded.module, image.cubin.c_str()),
+                 "cuModuleLoadData of '" + name + "' for " + arch)) {
     return error;
+  }
   for (const KernelInfo &kernel : loaded.plan.kernels) {
     llvm::Expected<CUfunction> function =
         loadKernel(driver, loaded.module, kernel.name, kernel.location,
@@ -477,11 +522,8 @@ Update::buildModule(const std::string &key, const Specialization &spec,
   double diskMs = made->image.diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 
-  const std::string &binary = compiled->nvrtc.cubin.empty()
-                                  ? compiled->nvrtc.ptx
-                                  : compiled->nvrtc.cubin;
   if (llvm::Error error =
-          loadPlan(*driver, binary, name, device->arch, *compiled))
+          loadPlan(*driver, compiled->nvrtc, name, device->arch, *compiled))
     return std::move(error);
   logInfo("compiled @" + compiled->plan.name + " (" + name + ") for " +
           device->arch + ": " + cacheSourceName(compiled->cacheSource) +

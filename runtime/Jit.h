@@ -62,10 +62,13 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
                                              bool specializeNumel = false);
 
 /// The SHA-256 (hex) naming one compiled module: codegen version, IR,
-/// specialization, arch, NVRTC version and options, pipeline options.
-std::string compileCacheKey(llvm::StringRef irText, const Specialization &spec,
-                            llvm::StringRef arch,
-                            const PipelineOptions &options);
+/// specialization, arch, NVRTC version and options, pipeline options, and
+/// who compiles a direct PTX image (the runtime's driver; `kfuse compile`'s
+/// cubins, nvJitLink).
+std::string
+compileCacheKey(llvm::StringRef irText, const Specialization &spec,
+                llvm::StringRef arch, const PipelineOptions &options,
+                PtxCompiler ptxCompiler = PtxCompiler::driverAtLoad);
 
 /// NVRTC options for a device of `arch`: cubin when this NVRTC knows the
 /// arch, else PTX for the newest older arch it knows (the driver JITs it).
@@ -101,11 +104,14 @@ struct LoadedPlan {
   }
 };
 
-/// Loads `binary`, the image of `loaded.plan` compiled for `arch`, into the
+/// Loads `image`, the image of `loaded.plan` compiled for `arch`, into the
 /// current context as `loaded.module`, and the function of each of its
 /// kernels into `loaded.functions`, each checked to run its block size with
-/// its dynamic shared memory. `name` names the source in errors.
-llvm::Error loadPlan(CudaDriver &driver, const std::string &binary,
+/// its dynamic shared memory. An image without a cubin is PTX that the
+/// driver compiles now: its time joins `image.compileMs`, its ptxas report
+/// `image.log` and `image.resources` (none where the driver's own JIT cache
+/// held it). `name` names the source in errors.
+llvm::Error loadPlan(CudaDriver &driver, NvrtcResult &image,
                      llvm::StringRef name, llvm::StringRef arch,
                      LoadedPlan &loaded);
 
@@ -124,9 +130,10 @@ struct PlannedImage {
 
 /// The plan and image of a kernel (an update or a norm) under compile key
 /// `key`: both from the disk cache's plan entry where it holds them
-/// (runtime/PlanCache; cubins only), else `makePlan` for the direct PTX of
-/// sm_`ptxSm` (0: none; chosen from `mode` and the device) and its image
-/// through NVRTC or nvJitLink, the plan then stored beside the image.
+/// (runtime/PlanCache), else `makePlan` for the direct PTX of sm_`ptxSm`
+/// (0: none; chosen from `mode` and the device) and its image (NVRTC's
+/// cubin, or the direct PTX for the driver to compile when it loads it),
+/// the plan then stored beside the image.
 /// KFUSE_DUMP_DIR receives the module (dumpModule).
 llvm::Expected<PlannedImage> compilePlannedImage(
     const std::string &key, llvm::StringRef irText,

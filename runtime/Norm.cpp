@@ -370,9 +370,8 @@ Norm::buildModule(const std::string &key, const Specialization &spec,
   double diskMs = compiledImage->diskMs;
   double codegenMs = compileMsSince(start) - diskMs - compiled->nvrtc.compileMs;
 
-  const std::string &image =
-      nvrtcOptions->ptxOnly ? compiled->nvrtc.ptx : compiled->nvrtc.cubin;
-  if (llvm::Error error = loadPlan(driver, image, name, device.arch, *compiled))
+  if (llvm::Error error =
+          loadPlan(driver, compiled->nvrtc, name, device.arch, *compiled))
     return std::move(error);
   const KernelInfo &rowKernel = normPlan.rowKernel();
   int resident = 0;

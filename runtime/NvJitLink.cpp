@@ -63,10 +63,12 @@ void setProcessCodegenMode(CodegenMode mode) {
   setMode.store(int(mode), std::memory_order_relaxed);
 }
 
-CodegenMode codegenModeFor(bool multiTensor) {
+CodegenMode codegenModeFor(bool multiTensor, PtxCompiler compiler) {
   CodegenMode mode = processCodegenMode();
-  return mode == CodegenMode::automatic && multiTensor ? CodegenMode::cuda
-                                                       : mode;
+  return mode == CodegenMode::automatic && multiTensor &&
+                 compiler == PtxCompiler::nvJitLink
+             ? CodegenMode::cuda
+             : mode;
 }
 
 namespace {

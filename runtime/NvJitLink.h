@@ -35,13 +35,25 @@ std::optional<CodegenMode> parseCodegenMode(llvm::StringRef name);
 CodegenMode processCodegenMode();
 void setProcessCodegenMode(CodegenMode mode);
 
+/// Who makes machine code of a direct PTX image.
+enum class PtxCompiler {
+  /// The driver, when the module loads (runtime/Jit.h loadPlan): a
+  /// whole-program compile, as ptxas', and the driver's JIT cache keeps the
+  /// result across processes. The image is the PTX alone.
+  driverAtLoad,
+  /// nvJitLink, now, for a cubin file (`kfuse compile --emit=cubin`). It
+  /// compiles PTX as relocatable code, which can take more registers (the
+  /// bf16 AdamW plan: 72 against 62).
+  nvJitLink,
+};
+
 /// The mode a kernel compiles under: the process's, except that auto
-/// compiles a multi-tensor plan through NVRTC. Its direct PTX image steps
-/// slower (0.4-0.7 % in f32, 6-9 % with bf16 params on the H200,
-/// bench/results/2026-12-07-h200-ptx-plans-ab.json: nvJitLink compiles it as
-/// relocatable code, with more registers), which a cold start does not buy;
-/// `ptx` takes it.
-CodegenMode codegenModeFor(bool multiTensor);
+/// compiles a multi-tensor plan whose PTX nvJitLink would compile through
+/// NVRTC: nvJitLink's relocatable image of a plan steps slower (6-9 % with
+/// bf16 params on the H200, bench/results/2026-12-07-h200-ptx-plans-ab.json),
+/// the driver's whole-program one as fast as NVRTC's
+/// (bench/results/2026-12-07-h100-driver-jit.json); `ptx` takes it anyway.
+CodegenMode codegenModeFor(bool multiTensor, PtxCompiler compiler);
 
 /// Loads nvJitLink once per process; an error says where it looked.
 llvm::Error loadNvJitLink();

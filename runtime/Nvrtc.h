@@ -36,8 +36,9 @@ struct NvrtcResult {
   std::vector<std::string> options; // exactly what NVRTC was given
   std::vector<KernelResources> resources;
   double compileMs = 0;
-  /// What made the cubin: "nvrtc" (the CUDA source) or "nvjitlink" (the
-  /// direct PTX).
+  /// What makes the machine code: "nvrtc" (the CUDA source), "nvjitlink"
+  /// (the direct PTX, into a cubin) or "driver" (the direct PTX, compiled
+  /// when the module loads; no cubin).
   std::string compiler = "nvrtc";
 };
 

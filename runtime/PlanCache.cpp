@@ -459,7 +459,7 @@ std::optional<CachedPlan> lookupPlan(DiskCache &cache, llvm::StringRef planKey,
     return std::nullopt;
   // An evicted image is a plain miss; a corrupt one is the image's warning.
   std::optional<CompiledImage> image =
-      lookupImage(cache, entry->imageKey, /*wantCubin=*/true, warning);
+      lookupImage(cache, entry->imageKey, /*wantCubin=*/false, warning);
   if (!image)
     return std::nullopt;
   image->diskMs = compileMsSince(start);

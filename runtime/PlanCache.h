@@ -60,7 +60,8 @@ struct CachedPlan {
   CompiledImage image;
 };
 
-/// The plan under `planKey` and its image (a cubin), where `cache` holds
+/// The plan under `planKey` and its image (a cubin, or direct PTX for the
+/// driver), where `cache` holds
 /// both, both verify and the entry is for the driver `driverVersion`
 /// returns (asked only once an entry is found); none otherwise, with
 /// `warning` set where an entry was there but unusable.

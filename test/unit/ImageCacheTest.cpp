@@ -133,25 +133,55 @@ TEST_F(ImageCacheTest, DirectPtxIsLinkedAndCached) {
     GTEST_SKIP() << "nvJitLink is not loadable here";
   std::string ptx = trivialPtx(), reason;
   PlanSources sources{kSource, ptx, reason};
-  llvm::Expected<CompiledImage> cold = compilePlanImage(
-      sources, "k.cu", options, CodegenMode::automatic, 0, cache.get());
+  llvm::Expected<CompiledImage> cold =
+      compilePlanImage(sources, "k.cu", options, CodegenMode::automatic,
+                       PtxCompiler::nvJitLink, 0, cache.get());
   ASSERT_TRUE(bool(cold)) << llvm::toString(cold.takeError());
   EXPECT_EQ(cold->nvrtc.compiler, "nvjitlink");
   EXPECT_EQ(cold->source, CacheSource::miss);
   ASSERT_EQ(cold->nvrtc.resources.size(), 1u) << cold->nvrtc.log;
   EXPECT_EQ(cold->nvrtc.resources[0].name, "k");
-  llvm::Expected<CompiledImage> warm = compilePlanImage(
-      sources, "k.cu", options, CodegenMode::ptx, 0, cache.get());
+  llvm::Expected<CompiledImage> warm =
+      compilePlanImage(sources, "k.cu", options, CodegenMode::ptx,
+                       PtxCompiler::nvJitLink, 0, cache.get());
   ASSERT_TRUE(bool(warm)) << llvm::toString(warm.takeError());
   EXPECT_EQ(warm->source, CacheSource::hitDisk);
   EXPECT_EQ(warm->nvrtc.cubin, cold->nvrtc.cubin);
   EXPECT_EQ(warm->nvrtc.compiler, "nvjitlink");
   // The CUDA mode compiles the source under another key.
-  llvm::Expected<CompiledImage> cuda = compilePlanImage(
-      sources, "k.cu", options, CodegenMode::cuda, 0, cache.get());
+  llvm::Expected<CompiledImage> cuda =
+      compilePlanImage(sources, "k.cu", options, CodegenMode::cuda,
+                       PtxCompiler::nvJitLink, 0, cache.get());
   ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
   EXPECT_EQ(cuda->nvrtc.compiler, "nvrtc");
   EXPECT_NE(cuda->key, cold->key);
+}
+
+TEST_F(ImageCacheTest, DirectPtxForTheDriverIsThePtxAndCached) {
+  // The driver compiles it when the module loads: no nvJitLink, no cubin.
+  std::string ptx = trivialPtx(), reason;
+  PlanSources sources{kSource, ptx, reason};
+  llvm::Expected<CompiledImage> cold =
+      compilePlanImage(sources, "k.cu", options, CodegenMode::automatic,
+                       PtxCompiler::driverAtLoad, 0, cache.get());
+  ASSERT_TRUE(bool(cold)) << llvm::toString(cold.takeError());
+  EXPECT_EQ(cold->nvrtc.compiler, "driver");
+  EXPECT_EQ(cold->nvrtc.ptx, ptx);
+  EXPECT_TRUE(cold->nvrtc.cubin.empty());
+  EXPECT_EQ(cold->source, CacheSource::miss);
+  EXPECT_TRUE(cold->onDisk);
+  llvm::Expected<CompiledImage> warm =
+      compilePlanImage(sources, "k.cu", options, CodegenMode::ptx,
+                       PtxCompiler::driverAtLoad, 0, cache.get());
+  ASSERT_TRUE(bool(warm)) << llvm::toString(warm.takeError());
+  EXPECT_EQ(warm->source, CacheSource::hitDisk);
+  EXPECT_EQ(warm->nvrtc.ptx, ptx);
+  EXPECT_EQ(warm->nvrtc.compiler, "driver");
+  // nvJitLink's cubin of the same PTX is another image.
+  EXPECT_NE(ptxImageCacheKey(ptx, 90, 0, PtxCompiler::driverAtLoad),
+            ptxImageCacheKey(ptx, 90, 0, PtxCompiler::nvJitLink));
+  EXPECT_NE(ptxImageCacheKey(ptx, 90, 0, PtxCompiler::driverAtLoad),
+            ptxImageCacheKey(ptx, 90, 13000, PtxCompiler::driverAtLoad));
 }
 
 TEST_F(ImageCacheTest, BrokenDirectPtxFallsBackInAutoAndFailsInPtxMode) {
@@ -160,12 +190,14 @@ TEST_F(ImageCacheTest, BrokenDirectPtxFallsBackInAutoAndFailsInPtxMode) {
   std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\nbogus;\n";
   std::string reason;
   PlanSources sources{kSource, ptx, reason};
-  llvm::Expected<CompiledImage> automatic = compilePlanImage(
-      sources, "k.cu", options, CodegenMode::automatic, 0, cache.get());
+  llvm::Expected<CompiledImage> automatic =
+      compilePlanImage(sources, "k.cu", options, CodegenMode::automatic,
+                       PtxCompiler::nvJitLink, 0, cache.get());
   ASSERT_TRUE(bool(automatic)) << llvm::toString(automatic.takeError());
   EXPECT_EQ(automatic->nvrtc.compiler, "nvrtc");
   llvm::Expected<CompiledImage> strict =
-      compilePlanImage(sources, "k.cu", options, CodegenMode::ptx, 0, nullptr);
+      compilePlanImage(sources, "k.cu", options, CodegenMode::ptx,
+                       PtxCompiler::nvJitLink, 0, nullptr);
   ASSERT_FALSE(bool(strict));
   EXPECT_NE(
       llvm::toString(strict.takeError()).find("Parsing error near 'bogus'"),
@@ -175,29 +207,37 @@ TEST_F(ImageCacheTest, BrokenDirectPtxFallsBackInAutoAndFailsInPtxMode) {
 TEST_F(ImageCacheTest, PtxModeWithoutPtxSaysWhy) {
   std::string ptx, reason = "kernel k at a.mlir:1:1: a temporary buffer";
   PlanSources sources{kSource, ptx, reason};
-  llvm::Expected<CompiledImage> strict = compilePlanImage(
-      sources, "k.cu", options, CodegenMode::ptx, 0, cache.get());
+  llvm::Expected<CompiledImage> strict =
+      compilePlanImage(sources, "k.cu", options, CodegenMode::ptx,
+                       PtxCompiler::nvJitLink, 0, cache.get());
   ASSERT_FALSE(bool(strict));
   EXPECT_EQ(llvm::toString(strict.takeError()),
             "codegen ptx: no direct PTX for k.cu: kernel k at a.mlir:1:1: a "
             "temporary buffer");
-  llvm::Expected<CompiledImage> automatic = compilePlanImage(
-      sources, "k.cu", options, CodegenMode::automatic, 0, cache.get());
+  llvm::Expected<CompiledImage> automatic =
+      compilePlanImage(sources, "k.cu", options, CodegenMode::automatic,
+                       PtxCompiler::nvJitLink, 0, cache.get());
   ASSERT_TRUE(bool(automatic)) << llvm::toString(automatic.takeError());
   EXPECT_EQ(automatic->nvrtc.compiler, "nvrtc");
 }
 
-TEST(CodegenModeTest, AutoCompilesPlansThroughNvrtc) {
-  // A multi-tensor plan's PTX image steps slower: auto takes NVRTC's for
-  // plans and the PTX for single-tensor kernels; ptx and cuda are asked for.
+TEST(CodegenModeTest, AutoCompilesPlansThroughNvrtcOnlyForNvJitLink) {
+  // nvJitLink's relocatable image of a plan steps slower: for a cubin file
+  // auto takes NVRTC's for plans and the PTX for single-tensor kernels; the
+  // runtime's driver compiles every PTX whole; ptx and cuda are asked for.
   CodegenMode before = processCodegenMode();
+  const PtxCompiler link = PtxCompiler::nvJitLink,
+                    driver = PtxCompiler::driverAtLoad;
   setProcessCodegenMode(CodegenMode::automatic);
-  EXPECT_EQ(codegenModeFor(/*multiTensor=*/true), CodegenMode::cuda);
-  EXPECT_EQ(codegenModeFor(/*multiTensor=*/false), CodegenMode::automatic);
+  EXPECT_EQ(codegenModeFor(/*multiTensor=*/true, link), CodegenMode::cuda);
+  EXPECT_EQ(codegenModeFor(/*multiTensor=*/false, link),
+            CodegenMode::automatic);
+  EXPECT_EQ(codegenModeFor(/*multiTensor=*/true, driver),
+            CodegenMode::automatic);
   setProcessCodegenMode(CodegenMode::ptx);
-  EXPECT_EQ(codegenModeFor(/*multiTensor=*/true), CodegenMode::ptx);
+  EXPECT_EQ(codegenModeFor(/*multiTensor=*/true, link), CodegenMode::ptx);
   setProcessCodegenMode(CodegenMode::cuda);
-  EXPECT_EQ(codegenModeFor(/*multiTensor=*/false), CodegenMode::cuda);
+  EXPECT_EQ(codegenModeFor(/*multiTensor=*/false, driver), CodegenMode::cuda);
   setProcessCodegenMode(before);
 }
 

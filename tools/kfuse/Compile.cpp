@@ -156,8 +156,8 @@ static Expected<CompiledImage> compilePlan(StringRef irText,
   nvrtcOptions.ptxOnly = ptxOnly;
   Expected<CompiledImage> image = compilePlanImage(
       {plan.source, plan.ptx, plan.ptxUnsupported}, plan.name + ".cu",
-      nvrtcOptions, codegenModeFor(plan.multiTensor), installedDriverVersion(),
-      processDiskCache());
+      nvrtcOptions, codegenModeFor(plan.multiTensor, PtxCompiler::nvJitLink),
+      PtxCompiler::nvJitLink, installedDriverVersion(), processDiskCache());
   if (image)
     dumpModule(plan.name, image->key, irText, plan.source, image->nvrtc.ptx);
   return image;
@@ -309,7 +309,8 @@ static int compileUpdate(const CommonOptions &options, const std::string &emit,
   // The direct PTX is written for the arch the image is for.
   std::string resolvedArch = input.arch(options);
   int ptxSm = 0;
-  if (codegenModeFor(options.pipeline.multiTensor) != CodegenMode::cuda &&
+  if (codegenModeFor(options.pipeline.multiTensor, PtxCompiler::nvJitLink) !=
+          CodegenMode::cuda &&
       input.compilesImage) {
     Expected<int> sm = validateArch(resolvedArch);
     if (!sm)
@@ -509,8 +510,9 @@ int runCompile(const CommonOptions &options, const NormCompileOptions &norm,
   if (makesCubin && options.normOnly.empty() && options.namedDTypes.empty() &&
       processDiskCache()) {
     const std::string &arch = input.arch(options);
-    input.planKey = planEntryKey(
-        compileCacheKey(input.text, options.spec, arch, options.pipeline));
+    input.planKey =
+        planEntryKey(compileCacheKey(input.text, options.spec, arch,
+                                     options.pipeline, PtxCompiler::nvJitLink));
     if (emit != "mlir")
       if (std::optional<int> done =
               compileFromPlanCache(emit, output, stats, arch, input))

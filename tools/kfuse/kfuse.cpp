@@ -312,7 +312,8 @@ int main(int argc, char **argv) {
     // The direct PTX path's compiler too, where it is in use and loads.
     Expected<int> sm = validateArch(warmOptions.arch);
     if (sm &&
-        codegenModeFor(options->pipeline.multiTensor) != CodegenMode::cuda &&
+        codegenModeFor(options->pipeline.multiTensor, PtxCompiler::nvJitLink) !=
+            CodegenMode::cuda &&
         !errorToBool(loadNvJitLink())) {
       Expected<NvrtcResult> linked = compileWithNvJitLink(warmed->ptx, *sm);
       if (!linked)
