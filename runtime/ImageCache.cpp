@@ -210,7 +210,7 @@ std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion,
 static NvrtcResult ptxForTheDriver(const std::string &ptx) {
   NvrtcResult image;
   image.ptx = ptx;
-  image.compiler = "driver";
+  image.compiler = kDriverCompiler.str();
   return image;
 }
 

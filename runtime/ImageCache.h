@@ -75,6 +75,9 @@ llvm::Expected<CompiledImage> compileImage(const std::string &source,
 std::optional<CompiledImage> lookupImage(DiskCache &cache, llvm::StringRef key,
                                          bool wantCubin, std::string &warning);
 
+/// NvrtcResult::compiler of direct PTX that the driver compiles at load.
+inline constexpr llvm::StringLiteral kDriverCompiler = "driver";
+
 /// What a kernel plan compiles from: its CUDA source, and its direct PTX
 /// where the emitter covers it (else why not).
 struct PlanSources {

@@ -485,7 +485,27 @@ llvm::Error loadPlan(CudaDriver &driver, NvrtcResult &image,
                      llvm::StringRef name, llvm::StringRef arch,
                      LoadedPlan &loaded) {
   if (image.cubin.empty()) {
-    if (llvm::Error error = jitPtx(driver, image, name, arch, loaded.module))
+    llvm::Error error = jitPtx(driver, image, name, arch, loaded.module);
+    // Under auto, direct PTX the driver cannot compile falls back to the
+    // plan's CUDA source, which always exists.
+    if (error && image.compiler == kDriverCompiler &&
+        codegenModeFor(loaded.plan.multiTensor, PtxCompiler::driverAtLoad) ==
+            CodegenMode::automatic) {
+      logWarning(loaded.plan.name + ": the driver could not compile the " +
+                 "direct PTX, compiling the CUDA source instead: " +
+                 llvm::toString(std::move(error)));
+      llvm::Expected<NvrtcOptions> options = nvrtcOptionsForDevice(arch);
+      if (!options)
+        return options.takeError();
+      llvm::Expected<CompiledImage> fallback =
+          compileImage(loaded.plan.source, loaded.plan.name + ".cu", *options,
+                       driver.driverVersion(), processDiskCache());
+      if (!fallback)
+        return fallback.takeError();
+      image = std::move(fallback->nvrtc);
+      return loadPlan(driver, image, name, arch, loaded);
+    }
+    if (error)
       return error;
   } else if (llvm::Error error = driver.check(
                  driver.cuModuleLoadData(&loaded.module, image.cubin.c_str()),

@@ -110,7 +110,9 @@ struct LoadedPlan {
 /// its dynamic shared memory. An image without a cubin is PTX that the
 /// driver compiles now: its time joins `image.compileMs`, its ptxas report
 /// `image.log` and `image.resources` (none where the driver's own JIT cache
-/// held it). `name` names the source in errors.
+/// held it). Under codegen auto, direct PTX the driver rejects is replaced
+/// by NVRTC's image of the plan's CUDA source, with a warning. `name` names
+/// the source in errors.
 llvm::Error loadPlan(CudaDriver &driver, NvrtcResult &image,
                      llvm::StringRef name, llvm::StringRef arch,
                      LoadedPlan &loaded);

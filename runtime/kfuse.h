@@ -303,7 +303,8 @@ KFUSE_API kfuse_status kfuse_update_compile(kfuse_update *update,
  * float32 tensors (16-byte aligned, any element count) would run it, through
  * the disk cache, without a device or a driver: nothing is loaded. A check
  * that the compiler works (python -m kfuse doctor) and a warm-up of the
- * disk cache. `info` may be NULL. */
+ * disk cache; a kernel with direct PTX is stored as its PTX, which the
+ * driver compiles when a launch loads it. `info` may be NULL. */
 KFUSE_API kfuse_status kfuse_update_compile_for_arch(const kfuse_update *update,
                                                      const char *arch, int fuse,
                                                      kfuse_compile_info *info);

@@ -42,6 +42,67 @@ std::unique_ptr<Update> loadAdamw() {
 using kfuse::testing::failureOf;
 using kfuse::testing::haveGpu;
 
+constexpr const char *kSource =
+    "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n";
+
+/// A plan of kSource's kernel whose image is `ptx` for the driver.
+LoadedPlan trivialPlanForTheDriver(const std::string &ptx, NvrtcResult &image) {
+  LoadedPlan loaded;
+  loaded.plan.name = "k";
+  loaded.plan.source = kSource;
+  KernelInfo kernel;
+  kernel.name = "k";
+  kernel.location = "k.mlir:1:1";
+  kernel.blockSize = 32;
+  loaded.plan.kernels.push_back(kernel);
+  image.ptx = ptx;
+  image.compiler = kDriverCompiler.str();
+  return loaded;
+}
+
+TEST(DriverJitTest, LoadsDirectPtxAndFallsBackToNvrtcInAutoOnly) {
+  if (!haveGpu())
+    GTEST_SKIP() << "no CUDA device";
+  llvm::Expected<CudaDriver::Current> current = CudaDriver::getCurrent();
+  ASSERT_TRUE(bool(current)) << llvm::toString(current.takeError());
+  const std::string &arch = current->device.arch;
+  CodegenMode before = processCodegenMode();
+  // Good PTX: the driver compiles it, with ptxas' report read back.
+  NvrtcOptions ptxOptions;
+  ptxOptions.arch = arch;
+  ptxOptions.ptxOnly = true;
+  llvm::Expected<NvrtcResult> ptx =
+      compileWithNvrtc(kSource, "k.cu", ptxOptions);
+  ASSERT_TRUE(bool(ptx)) << llvm::toString(ptx.takeError());
+  NvrtcResult image;
+  LoadedPlan loaded = trivialPlanForTheDriver(ptx->ptx, image);
+  setProcessCodegenMode(CodegenMode::ptx);
+  llvm::Error error = loadPlan(current->driver, image, "k", arch, loaded);
+  ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
+  EXPECT_EQ(image.compiler, "driver");
+  EXPECT_EQ(loaded.functions.size(), 1u);
+  // Bad PTX: the error carries the JIT's log under ptx; auto compiles the
+  // CUDA source instead.
+  std::string bad = ".version 8.0\n.target sm_90\n.address_size 64\nbogus;\n";
+  NvrtcResult strictImage;
+  LoadedPlan strict = trivialPlanForTheDriver(bad, strictImage);
+  auto [code, message] =
+      failureOf(loadPlan(current->driver, strictImage, "k", arch, strict));
+  EXPECT_NE(message.find("the driver's JIT of the PTX of 'k'"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("bogus"), std::string::npos) << message;
+  setProcessCodegenMode(CodegenMode::automatic);
+  NvrtcResult autoImage;
+  LoadedPlan automatic = trivialPlanForTheDriver(bad, autoImage);
+  error = loadPlan(current->driver, autoImage, "k", arch, automatic);
+  ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
+  EXPECT_EQ(autoImage.compiler, "nvrtc");
+  EXPECT_FALSE(autoImage.cubin.empty());
+  EXPECT_EQ(automatic.functions.size(), 1u);
+  setProcessCodegenMode(before);
+}
+
 // The driver version probed on a second thread is the one read in line (0
 // where no driver is installed), and two probes at once agree.
 TEST(JitTest, DriverVersionProbedInBackground) {

@@ -263,6 +263,10 @@ compileFromPlanCache(const std::string &emit, const std::string &output,
       logWarning(warning);
     return std::nullopt;
   }
+  // The runtime's entries of direct PTX hold no cubin (their keys differ
+  // from the CLI's; this keeps a cubin file from ever being empty).
+  if (cached->image.nvrtc.cubin.empty())
+    return std::nullopt;
   const KernelPlan &plan = cached->plan;
   const CompiledImage &image = cached->image;
   Expected<std::unique_ptr<ToolOutputFile>> opened = openOutput(output, emit);
