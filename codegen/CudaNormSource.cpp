@@ -721,26 +721,20 @@ std::string SourceEmitter::emitColumnPartials() {
                        "order.\n"
                        "  __shared__ {} kfuse_colsum[{}];\n",
                        accType, layout.vectors);
-    for (const std::string &acc : accumulators) {
-      out += fmt::format("  for (int s = 1; s < {}; ++s) {{\n"
-                         "    __syncthreads();\n"
-                         "    if (slot == s) {{\n",
-                         layout.rows);
-      out += forEachOwnedVector(
-          "      ", fmt::format("          kfuse_colsum[vec] = {}[i];\n", acc));
-      out += "    }\n"
-             "    __syncthreads();\n"
-             "    if (slot == 0) {\n";
-      out += forEachOwnedVector(
-          "      ",
-          fmt::format("          const {0} other = kfuse_colsum[vec];\n"
-                      "#pragma unroll\n"
-                      "          for (int j = 0; j < {1}; ++j)\n"
-                      "            {2}[i].v[j] += other.v[j];\n",
-                      accType, layout.vec, acc));
-      out += "    }\n"
-             "  }\n";
-    }
+    for (const std::string &acc : accumulators)
+      out += emitSlotOrderCombine(
+          layout.rows, "slot", "s",
+          forEachOwnedVector(
+              "      ",
+              fmt::format("          kfuse_colsum[vec] = {}[i];\n", acc)),
+          forEachOwnedVector(
+              "      ",
+              fmt::format("          const {0} other = kfuse_colsum[vec];\n"
+                          "#pragma unroll\n"
+                          "          for (int j = 0; j < {1}; ++j)\n"
+                          "            {2}[i].v[j] += other.v[j];\n",
+                          accType, layout.vec, acc)),
+          "  ");
   }
   out += "  // One partial per column and reduction: partials[(r * grid + "
          "block) * cols + col].\n"

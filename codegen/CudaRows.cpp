@@ -413,4 +413,22 @@ std::string emitRowCombine(llvm::ArrayRef<RowPart> parts,
   return out;
 }
 
+std::string emitSlotOrderCombine(unsigned rows, llvm::StringRef slot,
+                                 llvm::StringRef counter,
+                                 llvm::StringRef publish, llvm::StringRef fold,
+                                 llvm::StringRef indent) {
+  return fmt::format("{0}for (int {1} = 1; {1} < {2}; ++{1}) {{\n"
+                     "{0}  __syncthreads();\n"
+                     "{0}  if ({3} == {1}) {{\n"
+                     "{4}"
+                     "{0}  }}\n"
+                     "{0}  __syncthreads();\n"
+                     "{0}  if ({3} == 0) {{\n"
+                     "{5}"
+                     "{0}  }}\n"
+                     "{0}}}\n",
+                     indent.str(), counter.str(), rows, slot.str(),
+                     publish.str(), fold.str());
+}
+
 } // namespace kfuse

@@ -173,6 +173,17 @@ std::string emitRowCombine(llvm::ArrayRef<RowPart> parts,
                            llvm::StringRef slot, llvm::StringRef scratch,
                            unsigned scratchFloats, llvm::StringRef indent);
 
+/// Passes a block's column accumulators from its `rows` row slots to slot 0
+/// in slot order, so that the sums repeat bit for bit: for each slot s past
+/// 0, between block barriers, slot s runs `publish` (its accumulators into
+/// shared memory) and then slot 0 runs `fold` (those into its own). `slot`
+/// names the thread's row slot, `counter` the loop's variable; `publish`
+/// and `fold` come indented. Every thread of the block runs it.
+std::string emitSlotOrderCombine(unsigned rows, llvm::StringRef slot,
+                                 llvm::StringRef counter,
+                                 llvm::StringRef publish, llvm::StringRef fold,
+                                 llvm::StringRef indent);
+
 } // namespace kfuse
 
 #endif // KFUSE_CODEGEN_CUDAROWS_H

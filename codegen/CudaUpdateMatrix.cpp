@@ -494,19 +494,14 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
     std::string column =
         fmt::format("(k * {} + kfuse_lane) * {} + j", threads, width);
     if (layout.rows > 1)
-      columnPartials += fmt::format(
-          "      for (int kfuse_s = 1; kfuse_s < {0}; ++kfuse_s) {{\n"
-          "        __syncthreads();\n"
-          "        if (kfuse_slot == kfuse_s) {{\n"
-          "{1}{2}kfuse_col_red[{3}] = {4}[k][j];\n"
-          "        }}\n"
-          "        __syncthreads();\n"
-          "        if (kfuse_slot == 0) {{\n"
-          "{1}{2}{4}[k][j] = {5}({4}[k][j], kfuse_col_red[{3}]);\n"
-          "        }}\n"
-          "      }}\n",
-          layout.rows, forEach, body, column, reduction.accumulator,
-          getCombineFunction(reduction.kind));
+      columnPartials += emitSlotOrderCombine(
+          layout.rows, "kfuse_slot", "kfuse_s",
+          fmt::format("{0}{1}kfuse_col_red[{2}] = {3}[k][j];\n", forEach, body,
+                      column, reduction.accumulator),
+          fmt::format("{0}{1}{3}[k][j] = {4}({3}[k][j], kfuse_col_red[{2}]);\n",
+                      forEach, body, column, reduction.accumulator,
+                      getCombineFunction(reduction.kind)),
+          "      ");
     columnPartials += fmt::format(
         "      if (kfuse_slot == 0) {{\n"
         "{0}{1}col_partials[(entry->col_partial_base + (c - "
