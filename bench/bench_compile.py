@@ -1,5 +1,7 @@
 """Cold start of the JIT: AdamW from IR text to a loadable cubin, against
 NVRTC's own time for a trivial one-line kernel, and a disk-cache hit.
+(`kfuse compile`'s path; the runtime hands direct PTX to the driver instead,
+whose cold start bench/bench_load.py measures on a GPU.)
 
     python3 bench/bench_compile.py [--kfuse build/bin/kfuse] [--out DIR]
 
