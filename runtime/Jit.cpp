@@ -470,10 +470,11 @@ static llvm::Error jitPtx(CudaDriver &driver, NvrtcResult &image,
     return llvm::StringRef(log.c_str()).rtrim().str();
   };
   if (status != CUDA_SUCCESS) {
+    auto [code, message] = takeMessage(driver.check(
+        status, "the driver's JIT of the PTX of '" + name + "' for " + arch));
     std::string log = logText(errorLog);
-    return driver.check(status, "the driver's JIT of the PTX of '" + name +
-                                    "' for " + arch +
-                                    (log.empty() ? "" : ":\n" + log));
+    return makeError(ErrorCode::Compile,
+                     message + (log.empty() ? "" : ":\n" + log));
   }
   image.log = logText(infoLog);
   image.resources = parsePtxasLog(image.log);
