@@ -13,8 +13,8 @@
 # also sweep_norm.jsonl, and ln_bf16.sass).
 # KFUSE_GPU_ONLY=optim, =norm, =torch, =ptx, =pkg, =models (or several,
 # comma-separated) runs the unit tests and only those parts (the whole
-# script does not fit one 10-minute device call); the ptx part writes ptx_check.log lines into gpu_run.log and
-# ptx_bench.jsonl; pkg builds the wheel, installs it into a fresh venv and
+# script does not fit one 10-minute device call); the ptx part writes ptx_check.log lines into gpu_run.log,
+# ptx_bench.jsonl, ptx_plans.json and bench_load.json; pkg builds the wheel, installs it into a fresh venv and
 # writes doctor.json; models writes real_models.json (KFUSE_MODELS,
 # KFUSE_MODEL_IMPLS, KFUSE_MODEL_ROUNDS, KFUSE_LOSS_STEPS choose what).
 # KFUSE_GPU_QUICK=1 leaves out the slow common steps (the cold-start
@@ -149,8 +149,12 @@ if [ -x "$KFUSE" ] && { want optim || want ptx; }; then
   if want ptx; then
     step "python GPU tests through the default codegen (auto), compiles logged"
     KFUSE_LOG=info run timeout 200 python3 bench/test_gpu.py --json "$OUT/test_gpu.json"
-    echo "compiles through nvjitlink: $(grep -c 'miss, codegen .* nvjitlink' "$LOG")," \
+    echo "compiles of direct PTX by the driver: $(grep -c 'miss, codegen .* driver' "$LOG")," \
       "through nvrtc: $(grep -c 'miss, codegen .* nvrtc' "$LOG")" | tee -a "$LOG"
+    step "plans through the direct PTX against NVRTC: bits, step, first step"
+    run timeout 150 python3 bench/ptx_plans.py --steps 10 --out "$OUT"
+    step "the runtime's cold start (driver JIT, NVRTC) against a trivial compile"
+    run timeout 200 python3 bench/bench_load.py --repeats 5 --out "$OUT"
   fi
 fi
 
