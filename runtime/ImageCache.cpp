@@ -191,27 +191,20 @@ std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion,
   hash.field(kImageFormat);
   hash.field("direct-ptx");
   hash.field(ptx);
+  // The driver's image is the PTX itself (its .target names the arch): no
+  // compiler or driver shaped it.
   if (compiler == PtxCompiler::driverAtLoad) {
     hash.field("driver-jit");
-    hash.field("sm_" + std::to_string(arch));
-  } else {
-    // The toolkit's version through NVRTC's, which is loaded already: asking
-    // nvJitLink would load it (about 50 ms) on every disk hit. nvJitLink
-    // ships with NVRTC, and its major version is the entry points'.
-    hash.field("nvjitlink-13");
-    hash.field(nvrtcVersion());
-    hash.field(llvm::join(nvJitLinkCommandLine(arch), "\n"));
+    return hash.hex();
   }
+  // The toolkit's version through NVRTC's, which is loaded already: asking
+  // nvJitLink would load it (about 50 ms) on every disk hit. nvJitLink
+  // ships with NVRTC, and its major version is the entry points'.
+  hash.field("nvjitlink-13");
+  hash.field(nvrtcVersion());
+  hash.field(llvm::join(nvJitLinkCommandLine(arch), "\n"));
   hash.field(std::to_string(driverVersion));
   return hash.hex();
-}
-
-/// The image of direct `ptx` that the driver compiles when it loads it.
-static NvrtcResult ptxForTheDriver(const std::string &ptx) {
-  NvrtcResult image;
-  image.ptx = ptx;
-  image.compiler = kDriverCompiler.str();
-  return image;
 }
 
 llvm::Expected<CompiledImage>
@@ -234,15 +227,19 @@ compilePlanImage(const PlanSources &sources, const std::string &programName,
     // PTX is what was asked for: nothing to compile.
     if (options.ptxOnly) {
       CompiledImage image;
-      image.nvrtc = ptxForTheDriver(sources.ptx);
+      image.nvrtc.ptx = sources.ptx;
       image.nvrtc.compiler = "direct";
       image.key = std::move(key);
       return image;
     }
     // On disk, the PTX lets a plan-cache hit skip the emitter.
     if (compiler == PtxCompiler::driverAtLoad)
-      return cachedCompile(std::move(key), /*wantCubin=*/false, cache,
-                           [&] { return ptxForTheDriver(sources.ptx); });
+      return cachedCompile(std::move(key), /*wantCubin=*/false, cache, [&] {
+        NvrtcResult image;
+        image.ptx = sources.ptx;
+        image.compiler = kDriverCompiler.str();
+        return image;
+      });
     // A disk hit needs no nvJitLink; a miss loads it.
     llvm::Expected<CompiledImage> image =
         cachedCompile(std::move(key), /*wantCubin=*/true, cache,

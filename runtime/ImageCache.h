@@ -87,8 +87,8 @@ struct PlanSources {
 };
 
 /// The key of the image of direct `ptx` for sm_`arch` made by `compiler`:
-/// the PTX, the compiler (the driver's version; or the toolkit's version,
-/// NVRTC's, and nvJitLink's options).
+/// for the driver, the PTX alone (the image is the PTX); for nvJitLink, the
+/// PTX, the toolkit's version (NVRTC's), nvJitLink's options and the driver.
 std::string ptxImageCacheKey(llvm::StringRef ptx, int arch, int driverVersion,
                              PtxCompiler compiler);
 

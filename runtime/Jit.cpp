@@ -267,7 +267,8 @@ llvm::Expected<PlannedImage> compilePlannedImage(
   if (usePlanCache) {
     std::string warning;
     if (std::optional<CachedPlan> cached =
-            lookupPlan(*cache, planKey, driverVersion, warning)) {
+            lookupPlan(*cache, planKey, driverVersion, warning,
+                       /*wantCubin=*/false)) {
       result.plan = std::move(cached->plan);
       image = std::move(cached->image);
     } else if (!warning.empty()) {

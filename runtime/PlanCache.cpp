@@ -440,7 +440,7 @@ llvm::Expected<PlanEntry> decodePlanEntry(llvm::StringRef bytes) {
 
 std::optional<CachedPlan> lookupPlan(DiskCache &cache, llvm::StringRef planKey,
                                      llvm::function_ref<int()> driverVersion,
-                                     std::string &warning) {
+                                     std::string &warning, bool wantCubin) {
   auto start = std::chrono::steady_clock::now();
   CacheLookup found = cache.lookup(planKey);
   if (!found.hit()) {
@@ -459,7 +459,7 @@ std::optional<CachedPlan> lookupPlan(DiskCache &cache, llvm::StringRef planKey,
     return std::nullopt;
   // An evicted image is a plain miss; a corrupt one is the image's warning.
   std::optional<CompiledImage> image =
-      lookupImage(cache, entry->imageKey, /*wantCubin=*/false, warning);
+      lookupImage(cache, entry->imageKey, wantCubin, warning);
   if (!image)
     return std::nullopt;
   image->diskMs = compileMsSince(start);

@@ -60,14 +60,14 @@ struct CachedPlan {
   CompiledImage image;
 };
 
-/// The plan under `planKey` and its image (a cubin, or direct PTX for the
-/// driver), where `cache` holds
-/// both, both verify and the entry is for the driver `driverVersion`
-/// returns (asked only once an entry is found); none otherwise, with
-/// `warning` set where an entry was there but unusable.
+/// The plan under `planKey` and its image (a cubin, or with !`wantCubin`
+/// also direct PTX for the driver), where `cache` holds both, both verify
+/// and the entry is for the driver `driverVersion` returns (asked only once
+/// an entry is found); none otherwise, with `warning` set where an entry was
+/// there but unusable.
 std::optional<CachedPlan> lookupPlan(DiskCache &cache, llvm::StringRef planKey,
                                      llvm::function_ref<int()> driverVersion,
-                                     std::string &warning);
+                                     std::string &warning, bool wantCubin);
 
 /// Stores `plan` under `planKey` with the key of its image, which the image
 /// cache holds already, for driver `driverVersion`. A failed store is a

@@ -271,7 +271,8 @@ TEST_F(PlanCacheDiskTest, HitNeedsTheImage) {
   storePlan(*cache, planKey, smallPlan(), imageKey, 580);
   auto driver580 = [] { return 580; };
   std::string warning;
-  EXPECT_FALSE(lookupPlan(*cache, planKey, driver580, warning));
+  EXPECT_FALSE(
+      lookupPlan(*cache, planKey, driver580, warning, /*wantCubin=*/true));
   EXPECT_EQ(warning, "");
 
   NvrtcResult nvrtc;
@@ -280,15 +281,29 @@ TEST_F(PlanCacheDiskTest, HitNeedsTheImage) {
   nvrtc.compiler = "nvjitlink";
   ASSERT_TRUE(bool(cache->store(imageKey, encodeImage(nvrtc))));
   std::optional<CachedPlan> hit =
-      lookupPlan(*cache, planKey, driver580, warning);
+      lookupPlan(*cache, planKey, driver580, warning, /*wantCubin=*/true);
   ASSERT_TRUE(hit) << warning;
   expectSamePlan(smallPlan(), hit->plan);
   EXPECT_EQ(hit->image.nvrtc.cubin, "cubin bytes");
   EXPECT_EQ(hit->image.source, CacheSource::hitDisk);
   EXPECT_TRUE(hit->image.onDisk);
   // Another driver: a plain miss, no warning.
-  EXPECT_FALSE(lookupPlan(*cache, planKey, [] { return 590; }, warning));
+  EXPECT_FALSE(lookupPlan(
+      *cache, planKey, [] { return 590; }, warning, /*wantCubin=*/true));
   EXPECT_EQ(warning, "");
+  // An image of direct PTX for the driver (no cubin) serves the runtime,
+  // not a caller that writes a cubin.
+  NvrtcResult ptxImage;
+  ptxImage.ptx = "ptx text";
+  ptxImage.compiler = "driver";
+  ASSERT_TRUE(bool(cache->store(imageKey, encodeImage(ptxImage))));
+  EXPECT_FALSE(lookupPlan(*cache, planKey, driver580, warning,
+                          /*wantCubin=*/true));
+  std::optional<CachedPlan> ptxHit =
+      lookupPlan(*cache, planKey, driver580, warning, /*wantCubin=*/false);
+  ASSERT_TRUE(ptxHit) << warning;
+  EXPECT_EQ(ptxHit->image.nvrtc.ptx, "ptx text");
+  EXPECT_TRUE(ptxHit->image.nvrtc.cubin.empty());
   // An absent entry never asks for the driver.
   bool asked = false;
   EXPECT_FALSE(lookupPlan(
@@ -297,12 +312,13 @@ TEST_F(PlanCacheDiskTest, HitNeedsTheImage) {
         asked = true;
         return 580;
       },
-      warning));
+      warning, /*wantCubin=*/true));
   EXPECT_FALSE(asked);
 
   // A well-formed cache entry whose payload is no plan.
   ASSERT_TRUE(bool(cache->store(planKey, "{\"format\": 1}")));
-  EXPECT_FALSE(lookupPlan(*cache, planKey, driver580, warning));
+  EXPECT_FALSE(
+      lookupPlan(*cache, planKey, driver580, warning, /*wantCubin=*/true));
   EXPECT_NE(warning.find("plan cache entry"), std::string::npos) << warning;
   EXPECT_NE(warning.find("recompiling"), std::string::npos) << warning;
 }

@@ -256,17 +256,14 @@ static std::optional<int>
 compileFromPlanCache(const std::string &emit, const std::string &output,
                      bool stats, const std::string &arch, ParsedInput &input) {
   std::string warning;
-  std::optional<CachedPlan> cached = lookupPlan(
-      *processDiskCache(), input.planKey, installedDriverVersion, warning);
+  std::optional<CachedPlan> cached =
+      lookupPlan(*processDiskCache(), input.planKey, installedDriverVersion,
+                 warning, /*wantCubin=*/true);
   if (!cached) {
     if (!warning.empty())
       logWarning(warning);
     return std::nullopt;
   }
-  // The runtime's entries of direct PTX hold no cubin (their keys differ
-  // from the CLI's; this keeps a cubin file from ever being empty).
-  if (cached->image.nvrtc.cubin.empty())
-    return std::nullopt;
   const KernelPlan &plan = cached->plan;
   const CompiledImage &image = cached->image;
   Expected<std::unique_ptr<ToolOutputFile>> opened = openOutput(output, emit);
