@@ -26,6 +26,7 @@
 #include "codegen/CudaEmitterInternal.h"
 #include "codegen/CudaOps.h"
 #include "codegen/CudaPrelude.h"
+#include "codegen/CudaRows.h"
 #include "codegen/PtxEmitter.h"
 #include "dialect/KFuseUpdate.h"
 
@@ -1200,7 +1201,8 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
                      : "") +
                 (gridBarrier ? getGridBarrierPrelude().str() + "\n" : "") +
                 (plan.matrix ? getMatrixPrelude().str() + "\n" : "") +
-                (usesMoments ? getMomentsPrelude().str() + "\n" : "")
+                (usesMoments ? getMomentsPrelude().str() + "\n" : "") +
+                (usesStaging ? getStagingPrelude().str() + "\n" : "")
           : "",
       vectorTypeDefs, vectorTypeDefs.empty() ? "" : "\n",
       getCudaUniformMathFunctions(kernels) + kernels);

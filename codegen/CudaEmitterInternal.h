@@ -267,6 +267,8 @@ private:
   bool matrix = false;
   /// A kernel reduces a row's variance in registers (the moments helpers).
   bool usesMoments = false;
+  /// A kernel stages rows in shared memory (the staging helpers).
+  bool usesStaging = false;
   SmallVector<WriteOp> writes;
   /// Per kernel, the writes of states at the tensor level it stores.
   DenseMap<unsigned, SmallVector<WriteOp>> tensorStateWrites;

@@ -129,7 +129,8 @@ llvm::StringRef getMultiTensorReducePrelude() {
 
 std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
                                     unsigned blockSize, bool reductions,
-                                    SignatureForm form, bool matrix) {
+                                    SignatureForm form, bool matrix,
+                                    unsigned minBlocks) {
   std::string tail = role == KernelInfo::Role::FoundInfScan
                          ? "const double *hypers, float *found_inf"
                          : "double *hypers, float *found_inf,\n"
@@ -147,6 +148,10 @@ std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
   std::string head =
       form == SignatureForm::PhaseFunction
           ? "static __device__ __forceinline__ void\n"
+      : minBlocks > 1
+          ? fmt::format(
+                "extern \"C\" __global__ void __launch_bounds__({}, {})\n",
+                blockSize, minBlocks)
           : fmt::format("extern \"C\" __global__ void __launch_bounds__({})\n",
                         blockSize);
   // A kernel's first statement waits for the kernel before it, where the

@@ -33,10 +33,12 @@ enum class SignatureForm { Kernel, PhaseFunction, BarrierKernel };
 /// `extern "C" ... name(<table parameters>) {` and a newline, with the
 /// parameters KernelPlan.h fixes for kernels of `role`.
 /// `matrix`: the row and column workspaces of a 2-D plan follow.
+/// `minBlocks` > 1 asks __launch_bounds__ for that many resident blocks.
 std::string getMultiTensorSignature(llvm::StringRef name, KernelInfo::Role role,
                                     unsigned blockSize, bool reductions,
                                     SignatureForm form = SignatureForm::Kernel,
-                                    bool matrix = false);
+                                    bool matrix = false,
+                                    unsigned minBlocks = 1);
 
 /// The arguments a barrier kernel passes to each phase function.
 std::string getMultiTensorCallArguments(bool reductions, bool matrix = false);

@@ -45,60 +45,6 @@ ArgLevel levelOf(const ArgInfo &arg) {
   return arg.role == ArgRole::hyper ? ArgLevel::tensor : arg.level;
 }
 
-/// Device helpers of staged rows: asynchronous copies into shared memory
-/// (cp.async, sm_80 and later; a load and a store before) and reads back.
-constexpr llvm::StringLiteral kStagingPrelude = R"cuda(
-static __device__ __forceinline__ unsigned kfuse_shared_address(const void *p) {
-  unsigned address;
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
-      : "=r"(address) : "l"(p));
-  return address;
-}
-
-// Copies the 16-byte vector at `src` to shared address `to`; zeros where
-// !fill.
-template <typename T>
-static __device__ __forceinline__ void kfuse_stage(unsigned to, const T *src,
-                                                   bool fill) {
-  static_assert(sizeof(T) == 16, "staging copies 16-byte vectors");
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-               :: "r"(to), "l"(src), "r"(fill ? 16 : 0) : "memory");
-#else
-  union { T value; unsigned words[4]; } u;
-  u.value = fill ? *src : T{};
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
-               :: "r"(to), "r"(u.words[0]), "r"(u.words[1]), "r"(u.words[2]),
-                  "r"(u.words[3]) : "memory");
-#endif
-}
-
-static __device__ __forceinline__ void kfuse_stage_commit() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-// Waits until at most `Pending` committed copy groups are in flight.
-template <int Pending>
-static __device__ __forceinline__ void kfuse_stage_wait() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;" :: "n"(Pending) : "memory");
-#endif
-}
-
-// Reads a staged vector back. The volatile load keeps the compiler from
-// holding staged rows in registers across phases, which staging avoids.
-template <typename T>
-static __device__ __forceinline__ T kfuse_unstage(unsigned from) {
-  union { T value; unsigned words[4]; } u;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(u.words[0]), "=r"(u.words[1]), "=r"(u.words[2]),
-                 "=r"(u.words[3]) : "r"(from));
-  return u.value;
-}
-)cuda";
-
 /// The locals the norm kernels' templates fix.
 const llvm::StringRef kNormKernelNames[] = {
     "lane", "slot",  "group", "row",      "valid", "offset", "vec",
@@ -1142,7 +1088,8 @@ LogicalResult SourceEmitter::emit() {
           : fmt::format(" in each of {} chunks, looped", layout.chunks),
       layout.rows,
       getCudaPrelude().str() +
-          (layout.stages > 0 ? kStagingPrelude.str() : std::string()) +
+          (layout.stages > 0 ? "\n" + getStagingPrelude().str()
+                             : std::string()) +
           (usesVariance ? getMomentsPrelude().str() : std::string()),
       vectorTypeDefs, getCudaUniformMathFunctions(kernels) + kernels);
   return success();

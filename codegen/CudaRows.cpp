@@ -45,6 +45,62 @@ constexpr uint64_t kSharedBytesPerSM = 228 * 1024;
 /// per warp, phase and reduction).
 constexpr uint64_t kReductionScratchBytes = 2048;
 
+/// Device helpers of staged rows: asynchronous copies into shared memory
+/// (cp.async, sm_80 and later; a load and a store before) and reads back.
+static constexpr llvm::StringLiteral kStagingPrelude = R"cuda(
+static __device__ __forceinline__ unsigned kfuse_shared_address(const void *p) {
+  unsigned address;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
+      : "=r"(address) : "l"(p));
+  return address;
+}
+
+// Copies the 16-byte vector at `src` to shared address `to`; zeros where
+// !fill.
+template <typename T>
+static __device__ __forceinline__ void kfuse_stage(unsigned to, const T *src,
+                                                   bool fill) {
+  static_assert(sizeof(T) == 16, "staging copies 16-byte vectors");
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :: "r"(to), "l"(src), "r"(fill ? 16 : 0) : "memory");
+#else
+  union { T value; unsigned words[4]; } u;
+  u.value = fill ? *src : T{};
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
+               :: "r"(to), "r"(u.words[0]), "r"(u.words[1]), "r"(u.words[2]),
+                  "r"(u.words[3]) : "memory");
+#endif
+}
+
+static __device__ __forceinline__ void kfuse_stage_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits until at most `Pending` committed copy groups are in flight.
+template <int Pending>
+static __device__ __forceinline__ void kfuse_stage_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" :: "n"(Pending) : "memory");
+#endif
+}
+
+// Reads a staged vector back. The volatile load keeps the compiler from
+// holding staged rows in registers across phases, which staging avoids.
+template <typename T>
+static __device__ __forceinline__ T kfuse_unstage(unsigned from) {
+  union { T value; unsigned words[4]; } u;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(u.words[0]), "=r"(u.words[1]), "=r"(u.words[2]),
+                 "=r"(u.words[3]) : "r"(from));
+  return u.value;
+}
+)cuda";
+
+llvm::StringRef getStagingPrelude() { return kStagingPrelude.drop_front(); }
+
 unsigned minBlocksPerSM(unsigned blockSize, unsigned minThreadsPerSM) {
   return std::max(1u, minThreadsPerSM / blockSize);
 }
@@ -115,7 +171,7 @@ chooseWholeRowLayout(RowLayout base, const RegisterDemand &demand, bool staged,
   auto registersFit = [&](const RowLayout &layout) {
     return estimateRegisters(demand, layout.items * layout.vec, staged,
                              layout.sums == RowLayout::Sums::registers) +
-               headroom <=
+               headroom + options.reservedRegisters <=
            registerCap(layout.blockSize(), options.minThreadsPerSM);
   };
   // The layout completed (rows per block, stages, where column sums go) if
@@ -302,7 +358,8 @@ static unsigned chooseLaunchBlocks(const RowLayout &layout,
   uint64_t blocks = std::min<uint64_t>(
       {llvm::divideCeil(kBytesInFlightPerSM, bytesPerBlock),
        kMaxThreadsPerSM / blockSize, kSharedBytesPerSM / shared});
-  unsigned needed = estimateMinimumRegisters(layout, demand);
+  unsigned needed =
+      estimateMinimumRegisters(layout, demand) + options.reservedRegisters;
   for (; blocks > base; --blocks)
     if (registersPerThread(blockSize, blocks) >= needed)
       return blocks;

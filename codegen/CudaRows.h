@@ -35,6 +35,10 @@ struct RowLayoutOptions {
   /// Threads the row kernel keeps resident per SM at least: the register
   /// cap per thread follows (more threads, more bytes in flight).
   unsigned minThreadsPerSM = 512;
+  /// Registers the code around the row loop keeps live besides the row's
+  /// (a multi-tensor kernel's pointers and chunk bounds), which the
+  /// register estimate leaves free.
+  unsigned reservedRegisters = 0;
   /// Blocks per SM the row kernel's __launch_bounds__ asks ptxas to fit; 0
   /// chooses (see chooseLaunchBlocks in CudaRows.cpp). More blocks
   /// make ptxas allocate fewer registers, so more bytes are in flight.
@@ -132,6 +136,11 @@ struct RegisterDemand {
   /// row kept in registers; see chooseRowsLayout).
   bool packedFullInputs = false;
 };
+
+/// Device helpers of staged rows (kfuse_stage, kfuse_stage_commit,
+/// kfuse_stage_wait, kfuse_unstage, kfuse_shared_address): cp.async copies
+/// of 16-byte vectors into shared memory and volatile reads back.
+llvm::StringRef getStagingPrelude();
 
 /// Blocks of a row kernel of `blockSize` threads kept resident per SM.
 unsigned minBlocksPerSM(unsigned blockSize, unsigned minThreadsPerSM);

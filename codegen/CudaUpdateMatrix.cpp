@@ -30,6 +30,10 @@ namespace kfuse::update {
 
 static constexpr unsigned kWarps = kBlockSize / 32;
 
+/// Elements a thread of the scalar register-row loop holds at most, where
+/// its rows fit a block so.
+static constexpr unsigned kScalarRowElementsPerThread = 8;
+
 // Every load of a 2-D kernel goes through L2 only (ld.global.cg): a phase
 // writes values per row or per column (and elements of rows that share a
 // cache line with another chunk's) that blocks on other SMs read in a later
@@ -349,13 +353,14 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   for (const KernelBody::RowLocal &row : kernel.rowLocals)
     depth = std::max(depth, row.depth);
 
-  // The row spread over the block's threads as a norm's is, in registers:
-  // every tensor of the row's elements counts as an array a thread holds.
+  // The row spread over the block's threads as a norm's is: every tensor of
+  // the row's elements the loop reads is an array a thread holds (or
+  // stages), every column sum one it accumulates.
   RegisterDemand demand;
   for (const Slot &slot : kernel.slots) {
-    if (slot.param.kind != KernelParam::Kind::Tensor)
+    if (slot.param.kind != KernelParam::Kind::Tensor || !slot.param.read)
       continue;
-    if (slot.level == ArgLevel::column && slot.param.read)
+    if (slot.level == ArgLevel::column)
       ++demand.colInputs;
     if (slot.level != ArgLevel::element)
       continue;
@@ -365,10 +370,30 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
     demand.narrowestInputBytes = std::min(demand.narrowestInputBytes, bytes);
     demand.widestInputBytes = std::max(demand.widestInputBytes, bytes);
   }
+  demand.columnSums =
+      llvm::count_if(kernel.reductions, [](const ChunkReduction &reduction) {
+        return reduction.level == ArgLevel::column;
+      });
+  // Rows of 16-byte vectors are staged in shared memory (one buffer; the
+  // chunk's rows are too few for the norm's prefetch of the next group), as
+  // a norm's are: registers then stop limiting the blocks resident.
   RowLayoutOptions options;
-  options.stages = 0;
+  options.stages = 1;
   options.targetBlockSize = kBlockSize;
   options.fixedBlockSize = true;
+  options.columnSums = RowLayoutOptions::ColumnSums::registers;
+  // The table walk keeps each tensor's 64-bit pointer and the chunk's
+  // bounds live through the loop (ptxas: the LayerNorm backward's layout of
+  // 32 elements a thread, estimated at 120 registers, took 128 and spilled).
+  options.reservedRegisters = 8;
+  for (const Slot &slot : kernel.slots)
+    if (slot.param.kind == KernelParam::Kind::Tensor)
+      options.reservedRegisters += 2;
+  // The scalar loop (entries not aligned for vectors, rare) holds few
+  // elements a thread, so that its registers never set the kernel's.
+  if (!vector)
+    options.maxElementsPerThread = std::max<int64_t>(
+        kScalarRowElementsPerThread, llvm::divideCeil(plan.cols, kBlockSize));
   const RowLayout layout = chooseRowLayout(plan.cols, width, demand, options);
   if (!layout.inRegisters || layout.blockSize() != kBlockSize)
     return kernel.fused.emitOpError()
@@ -383,6 +408,10 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   auto element = [&](const std::string &array) {
     return array + (vector ? "[k].v[j]" : "[k]");
   };
+  // Staged inputs: the shared-memory address of the thread's vector k of
+  // the row (`{base} + k * {threads * 16}`), read back before each call.
+  std::string stageBases, stageCopies, vectorReads;
+  uint64_t stageOffset = 0;
   // The vector k of a thread is vector k * threads + lane of its row; past
   // the row's end (a layout that does not split it exactly) there is none.
   std::string index =
@@ -414,16 +443,47 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                              "          {1} = __ldcg(&{2}[r]);\n",
                              storage, local, slot.name);
         inputs[position] = local;
+      } else if (layout.stages > 0 && slot.level == ArgLevel::element) {
+        // Each thread copies the vectors it reads back: no barrier needed.
+        std::string base = kernel.names.unique(slot.name + "_stage");
+        stageBases += fmt::format(
+            "      const unsigned {} = kfuse_stages + {}u + (kfuse_slot * {} + "
+            "kfuse_lane) * 16u;\n",
+            base, stageOffset, layout.slotVectors());
+        stageOffset += uint64_t(layout.rows) * layout.slotVectors() * 16;
+        stageCopies += fmt::format(
+            "#pragma unroll\n"
+            "          for (int k = 0; k < {0}; ++k)\n"
+            "{1}"
+            "            {2}kfuse_stage<{3}>({4} + k * {5}u, reinterpret_cast<"
+            "const {3} *>({6}) + (kfuse_valid ? {7} : 0), kfuse_valid);\n",
+            items, inRow.empty() ? "" : "            if (" + inRow + ")\n",
+            inRow.empty() ? "" : "  ", type, base, threads * 16, slot.name,
+            index);
+        vectorReads +=
+            fmt::format("{{0}}const {0} {1} = kfuse_unstage<{0}>({2} + "
+                        "k * {3}u);\n",
+                        type, local, base, threads * 16);
+        inputs[position] = local + ".v[j]";
       } else {
-        // A value per column: the thread's columns, the same in every row.
-        std::string at = slot.level == ArgLevel::column
-                             ? fmt::format("k * {} + kfuse_lane", threads)
-                             : index;
+        bool column = slot.level == ArgLevel::column;
+        std::string at =
+            column ? fmt::format("k * {} + kfuse_lane", threads) : index;
         std::string load =
             vector ? fmt::format("kfuse_ldcg_vector(reinterpret_cast<const "
                                  "{} *>({}) + {})",
                                  type, slot.name, at)
                    : fmt::format("__ldcg(&{}[{}])", slot.name, at);
+        if (column) {
+          // A value per column (the thread's columns, the same in every
+          // row) is loaded where a call reads it: held over the row, it
+          // would take registers the row's elements need, as a norm's
+          // column inputs would (ColumnInputs::reload).
+          vectorReads +=
+              fmt::format("{{0}}const {} {} = {};\n", type, local, load);
+          inputs[position] = vector ? local + ".v[j]" : local;
+          continue;
+        }
         loads +=
             fmt::format("        {0} {1}[{2}] = {{}};\n"
                         "        if (kfuse_valid) {{\n"
@@ -448,10 +508,11 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                                "            {}[r] = {};\n",
                                slot.name, local);
     } else {
-      outputs += fmt::format("        {} {}[{}];\n", type, local, items);
-      outs[position] = element(local);
+      // Each call's vector k, stored by the last call.
+      vectorReads += fmt::format("{{0}}{} {};\n", type, local);
+      outs[position] = vector ? local + ".v[j]" : local;
       stores += fmt::format(
-          "            {}[{}] = {}[k];\n",
+          "            {}[{}] = {};\n",
           vector ? fmt::format("reinterpret_cast<{} *>({})", type, slot.name)
                  : slot.name,
           index, local);
@@ -547,7 +608,8 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
     std::string text = callText(stage, ArgLevel::element);
     // Past the row's end a thread holds no vector k.
     std::string indent = inRow.empty() ? "            " : "              ";
-    std::string body = fmt::format("#pragma unroll\n"
+    std::string body = fmt::format(fmt::runtime(vectorReads), indent) +
+                       fmt::format("#pragma unroll\n"
                                    "{0}for (int j = 0; j < {1}; ++j)\n"
                                    "{0}  {2};\n",
                                    indent, width, text);
@@ -576,11 +638,25 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
     scratchFloats = std::max(scratchFloats, getRowPartFloats(parts));
   }
   std::string out = fmt::format(
-      "      // Rows of {0} elements in registers: {1} thread(s) a row, {2} "
+      "      // Rows of {0} elements in registers{5}: {1} thread(s) a row, {2} "
       "vector(s) of {3} a thread, {4} row(s) a block.\n"
       "      const int kfuse_lane = threadIdx.x % {1};\n"
       "      const int kfuse_slot = threadIdx.x / {1};\n",
-      plan.cols, threads, items, width, layout.rows);
+      plan.cols, threads, items, width, layout.rows,
+      layout.stages > 0 ? " (inputs staged in shared memory)" : "");
+  if (layout.stages > 0) {
+    out += "      extern __shared__ __align__(16) unsigned char kfuse_smem[];\n"
+           "      const unsigned kfuse_stages = "
+           "kfuse_shared_address(kfuse_smem);\n" +
+           stageBases;
+    usesStaging = true;
+    kernel.info.sharedBytes =
+        std::max<uint64_t>(kernel.info.sharedBytes, stageOffset);
+  }
+  // The vector loop's layout bounds the kernel: the scalar one is for
+  // the rare entries not aligned for vectors.
+  if (width == vectorWidth)
+    kernel.info.launchBlocks = layout.launchBlocks;
   if (warps > 1) {
     out +=
         fmt::format("      __shared__ float kfuse_row_red[{}][{}];\n",
@@ -614,6 +690,11 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                        kWarpSize / threads - 1, layout.rows);
   }
   out += "        const bool kfuse_valid = r < r1;\n";
+  if (!stageCopies.empty())
+    out += "        {\n" + stageCopies +
+           "          kfuse_stage_commit();\n"
+           "          kfuse_stage_wait<0>();\n"
+           "        }\n";
   out += loads + outputs;
   for (const KernelBody::RowLocal &row : kernel.rowLocals)
     out += fmt::format("        float {} = 0.0f;\n", row.total);
@@ -663,9 +744,9 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
     // Reductions of values per row: the row's first thread, once, with its
     // first element (the values per row do not depend on it).
     rowCall = "          if (kfuse_lane == 0) {\n"
-              "            const int k = 0, j = 0;\n"
-              "            " +
-              callText(depth + 1, ArgLevel::row) +
+              "            const int k = 0, j = 0;\n" +
+              fmt::format(fmt::runtime(vectorReads), "            ") +
+              "            " + callText(depth + 1, ArgLevel::row) +
               ";\n"
               "          }\n";
   out += "        if (kfuse_valid) {\n" + call(depth + 1, stores) + rowCall +
@@ -714,9 +795,27 @@ LogicalResult UpdateEmitter::emitMatrixKernel(KernelBody &kernel,
         return r.level == ArgLevel::row;
       });
 
+  // Rows held in registers: the one loop does the values per element and
+  // per row, and the reductions of each row. Emitted first: its layout
+  // gives the kernel's launch bounds and shared memory.
+  std::string registerRows;
+  if (!kernel.rowLocals.empty()) {
+    FailureOr<std::string> vectors = emitRegisterRowLoop(kernel, vectorWidth);
+    if (failed(vectors))
+      return failure();
+    if (vectorWidth > 1) {
+      FailureOr<std::string> scalars = emitRegisterRowLoop(kernel, 1);
+      if (failed(scalars))
+        return failure();
+      registerRows = "    if (entry->aligned) {\n" + *vectors +
+                     "    } else {\n" + *scalars + "    }\n";
+    } else {
+      registerRows = "    {\n" + *vectors + "    }\n";
+    }
+  }
   out += getMultiTensorSignature(kernel.name, KernelInfo::Role::Update,
                                  kBlockSize, plan.numReductions > 0, form,
-                                 /*matrix=*/true);
+                                 /*matrix=*/true, kernel.info.launchBlocks);
   out += emitKernelPrologue(kernel);
   out += "  float kfuse_unused = 0.0f; // what other loops' values feed\n";
   if (rowReductions)
@@ -752,20 +851,7 @@ LogicalResult UpdateEmitter::emitMatrixKernel(KernelBody &kernel,
     out += "    __syncthreads();\n";
   }
   if (!kernel.rowLocals.empty()) {
-    // Rows held in registers: the one loop does the values per element and
-    // per row, and the reductions of each row.
-    FailureOr<std::string> vectors = emitRegisterRowLoop(kernel, vectorWidth);
-    if (failed(vectors))
-      return failure();
-    if (vectorWidth > 1) {
-      FailureOr<std::string> scalars = emitRegisterRowLoop(kernel, 1);
-      if (failed(scalars))
-        return failure();
-      out += "    if (entry->aligned) {\n" + *vectors + "    } else {\n" +
-             *scalars + "    }\n";
-    } else {
-      out += "    {\n" + *vectors + "    }\n";
-    }
+    out += registerRows;
     elementWork = rowWork = columnWork = false;
   }
   if (elementWork) {

@@ -433,13 +433,15 @@ void UpdateEmitter::emitBarrierKernel(ArrayRef<KernelInfo> phases,
                        phase.params.end());
     info.numBodyOps += phase.numBodyOps;
     info.setsFoundInf |= phase.setsFoundInf;
+    info.sharedBytes = std::max(info.sharedBytes, phase.sharedBytes);
+    info.launchBlocks = std::max(info.launchBlocks, phase.launchBlocks);
   }
   out += fmt::format("\n// The {} phases of @{} in one cooperative launch, "
                      "a grid-wide barrier\n// between them.\n",
                      phases.size(), update.getSymName().str());
-  out += getMultiTensorSignature(info.name, KernelInfo::Role::Update,
-                                 kBlockSize, plan.numReductions > 0,
-                                 SignatureForm::BarrierKernel, plan.matrix);
+  out += getMultiTensorSignature(
+      info.name, KernelInfo::Role::Update, kBlockSize, plan.numReductions > 0,
+      SignatureForm::BarrierKernel, plan.matrix, info.launchBlocks);
   // barrier[2 + p] counts the chunks phase p took; block 0 resets it once
   // every block is past the phase (the last phase's, before it begins).
   out += fmt::format("  if (blockIdx.x == 0 && threadIdx.x == 0)\n"

@@ -391,12 +391,13 @@ MultiTensorPlan::create(Update &update, llvm::ArrayRef<LaunchArg> groups,
     launch.where = "kernel '" + kernel.name + "' (" + kernel.location + ")";
     launch.grid = maxGrid;
     launch.block = kernel.blockSize;
+    launch.sharedBytes = kernel.sharedBytes;
     if (kernel.phases > 1) {
       // Grid barriers need every block resident: as many as fit.
       int resident = 0;
       if (llvm::Error error = cuda.check(
               cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &resident, function, kernel.blockSize, 0),
+                  &resident, function, kernel.blockSize, kernel.sharedBytes),
               "cuOccupancyMaxActiveBlocksPerMultiprocessor of " + launch.where))
         return std::move(error);
       if (resident < 1)
@@ -497,8 +498,8 @@ llvm::Error MultiTensorPlan::step(CUstream stream, unsigned phases) {
               "zeroing found_inf"))
         return error;
     CUresult result = driver->launchKernel(
-        launch.function, launch.grid, 1, launch.block, 0, stream,
-        launch.params.data(),
+        launch.function, launch.grid, 1, launch.block, launch.sharedBytes,
+        stream, launch.params.data(),
         launch.cooperative ? CudaDriver::LaunchMode::Cooperative : launchMode);
     if (llvm::Error error =
             driver->check(result, (launch.cooperative ? "cooperative launch of "

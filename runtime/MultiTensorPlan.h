@@ -212,6 +212,7 @@ private:
     CUfunction function = nullptr;
     std::string where; // for errors
     unsigned grid = 1, block = 256;
+    unsigned sharedBytes = 0; // dynamic shared memory per block
     bool zeroFoundInfFirst = false;
     bool cooperative = false;         // phases with grid barriers
     unsigned stepPhases = StepUpdate; // the StepPhase parts it belongs to

@@ -83,23 +83,30 @@ func.func @block_rounded_momentum(
 // MLIR-NEXT:   arith.divf %[[MAX]]
 // MLIR-NOT:  kfuse.fused
 
-// One kernel: each lane adds its elements to its part of the row's maximum
-// in a first call of the element function, the row's lanes combine their
-// parts, and a second call takes the total and stores.
+// One kernel: each lane copies its vectors of the row into shared memory
+// (cp.async; it reads back only its own, so no barrier), adds its elements to
+// its part of the row's maximum in a first call of the element function, the
+// row's lanes combine their parts, and a second call takes the total and
+// stores. The launch bounds keep three blocks of eight rows resident.
 // CHECK:       1 kernel(s)
 // CHECK:       {{^}}kfuse_block_rounded_momentum_multi_element(const {{.*}} &u, float codes_in, float scale_in, float grad_in, float param_in, float row_total0, float &codes_out, float &scale_out, float &param_out, float &row_part0) {
 // CHECK:         row_part0 = kfuse_maximumf(row_part0, v{{[0-9]+}});
-// CHECK:       Rows of 256 elements in registers: 32 thread(s) a row, 2 vector(s) of 4 a thread, 8 row(s) a block.
+// CHECK:       __launch_bounds__(256, 3)
+// CHECK:       Rows of 256 elements in registers (inputs staged in shared memory): 32 thread(s) a row, 2 vector(s) of 4 a thread, 8 row(s) a block.
 // CHECK:       const int kfuse_slot = threadIdx.x / 32;
-// CHECK-NEXT:  for (long long rb = r0 + kfuse_slot; rb < r1; rb += 8) {
+// CHECK:       const unsigned codes_stage = kfuse_stages + 0u + (kfuse_slot * 64 + kfuse_lane) * 16u;
+// CHECK:       for (long long rb = r0 + kfuse_slot; rb < r1; rb += 8) {
 // CHECK-NEXT:    const long long r = rb;
+// CHECK:           kfuse_stage<kfuse_f32x4>(codes_stage + k * 512u, reinterpret_cast<const kfuse_f32x4 *>(codes) + (kfuse_valid ? r * 64 + k * 32 + kfuse_lane : 0), kfuse_valid);
+// CHECK:         kfuse_stage_wait<0>();
 // CHECK:         float row_part0 = __int_as_float(0xff800000);
+// CHECK:         const kfuse_f32x4 codes_e = kfuse_unstage<kfuse_f32x4>(codes_stage + k * 512u);
 // CHECK:         kfuse_block_rounded_momentum_multi_element(u, {{.*}}, 0.0f, {{.*}}, row_part0);
 // CHECK:         row_part0 = kfuse_maximumf(row_part0, __shfl_xor_sync(0xffffffffu, row_part0, m));
 // CHECK-NEXT:    }
 // CHECK-NEXT:    row_total0 = row_part0;
 // CHECK:         kfuse_block_rounded_momentum_multi_element(u, {{.*}}, row_total0, {{.*}}, kfuse_unused);
-// CHECK:         reinterpret_cast<kfuse_f32x4 *>(codes)[r * 64 + k * 32 + kfuse_lane] = codes_w[k];
+// CHECK:         reinterpret_cast<kfuse_f32x4 *>(codes)[r * 64 + k * 32 + kfuse_lane] = codes_w;
 // CHECK:         if (kfuse_lane == 0)
 // CHECK-NEXT:      scale[r] = scale_w;
 // Unaligned tensors take the same rows one element at a time.
@@ -120,7 +127,7 @@ func.func @block_rounded_momentum(
 // second taking the first total, the last both.
 // VERIFY-TWO: check: 4 passed, 0 failed
 // VERIFY-TWO: emit: OK
-// TWO:       Rows of 128 elements in registers: 32 thread(s) a row, 1 vector(s) of 4 a thread, 8 row(s) a block.
+// TWO:       Rows of 128 elements in registers (inputs staged in shared memory): 32 thread(s) a row, 1 vector(s) of 4 a thread, 8 row(s) a block.
 // TWO:       kfuse_row_normalized_multi_element(u, {{.*}}, 0.0f, 0.0f, {{.*}}, row_part0, kfuse_unused);
 // TWO:       row_total0 = row_part0;
 // TWO:       kfuse_row_normalized_multi_element(u, {{.*}}, row_total0, 0.0f, {{.*}}, kfuse_unused, row_part1);
@@ -134,7 +141,7 @@ func.func @block_rounded_momentum(
 // VARIANCE:      struct kfuse_moments {
 // VARIANCE:      kfuse_row_standardized_multi_element({{.*}}, float &row_part0, kfuse_moments &row_part1) {
 // VARIANCE:        kfuse_moments_add(row_part1, grad_in);
-// VARIANCE:      Rows of 768 elements in registers: 32 thread(s) a row, 6 vector(s) of 4 a thread, 8 row(s) a block.
+// VARIANCE:      Rows of 768 elements in registers (inputs staged in shared memory): 32 thread(s) a row, 6 vector(s) of 4 a thread, 8 row(s) a block.
 // VARIANCE:        kfuse_moments row_part1 = {};
 // VARIANCE:        kfuse_row_standardized_multi_element(u, {{.*}}, 0.0f, 0.0f, {{.*}}, row_part0, row_part1);
 // VARIANCE:        kfuse_moments_done(row_part1, row_part1_n, row_part1_m, row_part1_q);
@@ -143,10 +150,10 @@ func.func @block_rounded_momentum(
 // VARIANCE:        kfuse_row_standardized_multi_element(u, {{.*}}, row_total0, row_total1, {{.*}}, kfuse_unused, kfuse_unused_moments);
 
 // Rows of 32: a row is 8 threads, a warp 4 rows, the butterfly within the 8.
-// SHORT:      Rows of 32 elements in registers: 8 thread(s) a row, 1 vector(s) of 4 a thread, 32 row(s) a block.
+// SHORT:      Rows of 32 elements in registers (inputs staged in shared memory): 8 thread(s) a row, 1 vector(s) of 4 a thread, 32 row(s) a block.
 // SHORT-NEXT: const int kfuse_lane = threadIdx.x % 8;
 // SHORT-NEXT: const int kfuse_slot = threadIdx.x / 8;
-// SHORT-NEXT: for (long long rb = r0 + (kfuse_slot & ~3); rb < r1;
+// SHORT:      for (long long rb = r0 + (kfuse_slot & ~3); rb < r1;
 // SHORT-NEXT:      rb += 32) {
 // SHORT-NEXT:   const long long r = rb + (kfuse_slot & 3);
 // SHORT:      for (int m = 4; m > 0; m >>= 1) {
@@ -155,11 +162,11 @@ func.func @block_rounded_momentum(
 // Rows of 4096: 128 threads a row (four warps), two rows a block. The warps'
 // parts meet in shared memory, in two regions that alternate by row; the
 // loop over rows is uniform over the block.
-// LONG:      Rows of 4096 elements in registers: 128 thread(s) a row, 8 vector(s) of 4 a thread, 2 row(s) a block.
-// LONG:      for (long long rb = r0; rb < r1; rb += 2) {
-// LONG-NEXT:   const long long r = rb + kfuse_slot;
+// LONG:      Rows of 4096 elements in registers (inputs staged in shared memory): 128 thread(s) a row, 8 vector(s) of 4 a thread, 2 row(s) a block.
 // LONG:      __shared__ float kfuse_row_red[2][32];
 // LONG-NEXT: int kfuse_parity = 0;
+// LONG-NEXT: for (long long rb = r0; rb < r1; rb += 2) {
+// LONG-NEXT:   const long long r = rb + kfuse_slot;
 // LONG:      if (kfuse_lane % 32 == 0) {
 // LONG-NEXT:   kfuse_row_red[kfuse_parity][(kfuse_slot * 4 + kfuse_lane / 32) * 4 + 0] = row_part0;
 // LONG:      __syncthreads();
@@ -174,14 +181,14 @@ func.func @block_rounded_momentum(
 // Rows of 1312 (328 vectors): 64 threads of 6 vectors, the slots past the
 // row's end idle; the lanes' moments then merge by lane order, not as equal
 // counts.
-// UNEVEN:      Rows of 1312 elements in registers: 64 thread(s) a row, 6 vector(s) of 4 a thread, 4 row(s) a block.
+// UNEVEN:      Rows of 1312 elements in registers (inputs staged in shared memory): 64 thread(s) a row, 6 vector(s) of 4 a thread, 4 row(s) a block.
 // UNEVEN:        if (k * 64 + kfuse_lane < 328)
-// UNEVEN-NEXT:     grad_e[k] = kfuse_ldcg_vector(
+// UNEVEN-NEXT:     kfuse_stage<kfuse_f32x4>(grad_stage + k * 1024u, reinterpret_cast<const kfuse_f32x4 *>(grad) + (kfuse_valid ? r * 328 + k * 64 + kfuse_lane : 0), kfuse_valid);
 // UNEVEN:        kfuse_shuffle_moments(row_part1_n, row_part1_m, row_part1_q, m, (kfuse_lane & m) != 0);
 
 // Two levels over rows of two warps: a region of scratch per level, no
 // parity.
-// LEVELS:      Rows of 2048 elements in registers: 64 thread(s) a row, 8 vector(s) of 4 a thread, 4 row(s) a block.
+// LEVELS:      Rows of 2048 elements in registers (inputs staged in shared memory): 64 thread(s) a row, 8 vector(s) of 4 a thread, 4 row(s) a block.
 // LEVELS:      __shared__ float kfuse_row_red[2][8];
 // LEVELS-NOT:  kfuse_parity
 // LEVELS:      kfuse_row_red[0][(kfuse_slot * 2 + kfuse_lane / 32) * 1 + 0] = row_part0;
@@ -189,9 +196,10 @@ func.func @block_rounded_momentum(
 
 // Values per column (1 x 768, the same shape in every group) read beside
 // rows in registers: a thread loads its columns' vectors, the same in every
-// row.
-// COLUMNS:      Rows of 768 elements in registers: 32 thread(s) a row, 6 vector(s) of 4 a thread, 8 row(s) a block.
-// COLUMNS:      gain_e[k] = kfuse_ldcg_vector(reinterpret_cast<const kfuse_f32x4 *>(gain) + k * 32 + kfuse_lane);
+// row, where each call reads them (held over the row, they would take the
+// registers its elements need).
+// COLUMNS:      Rows of 768 elements in registers (inputs staged in shared memory): 32 thread(s) a row, 6 vector(s) of 4 a thread, 8 row(s) a block.
+// COLUMNS:      const kfuse_f32x4 gain_e = kfuse_ldcg_vector(reinterpret_cast<const kfuse_f32x4 *>(gain) + k * 32 + kfuse_lane);
 
 
 // Adafactor with rows of 768: the row sums of g^2 in registers, and in the
@@ -199,7 +207,7 @@ func.func @block_rounded_momentum(
 // it holds, the block's row slots in slot order, one partial a chunk; the
 // sum of the new row states over the tensor once per row, by its first
 // thread.
-// ADAFACTOR:      Rows of 768 elements in registers: 32 thread(s) a row, 6 vector(s) of 4 a thread, 8 row(s) a block.
+// ADAFACTOR:      Rows of 768 elements in registers (inputs staged in shared memory): 32 thread(s) a row, 6 vector(s) of 4 a thread, 8 row(s) a block.
 // ADAFACTOR:      __shared__ float kfuse_col_red[768];
 // ADAFACTOR:      if (kfuse_lane == 0) {
 // ADAFACTOR-NEXT:   const int k = 0, j = 0;

@@ -8,7 +8,9 @@
 
 // A norm written as an update: 'input' and 'output' arguments beside (or
 // instead of) params, grads and states, in the one pipeline. The forward's
-// row statistics are reduced in registers and its weight and bias read per
+// rows are staged in shared memory as the norm kernel's are (the same layout
+// and launch bounds: library/norm/layernorm_fwd.mlir at 1024 columns), its
+// row statistics reduced in registers and its weight and bias read per
 // column, in one multi-tensor kernel; the backward's dweight and dbias are
 // column sums, each thread's over its rows, then the block's row slots, then
 // the chunks in a later phase of the same cooperative launch.
@@ -17,16 +19,20 @@
 // VERIFY: emit: OK
 
 // FWD:      1 kernel(s)
-// FWD:      Rows of 1024 elements in registers: 64 thread(s) a row, 4 vector(s) of 4 a thread, 4 row(s) a block.
-// FWD:      weight_e[k] = kfuse_ldcg_vector(reinterpret_cast<const kfuse_f32x4 *>(weight) + k * 64 + kfuse_lane);
-// FWD:      reinterpret_cast<kfuse_f32x4 *>(y)[r * 256 + k * 64 + kfuse_lane] = y_w[k];
+// FWD:      __launch_bounds__(256, 2)
+// FWD:      Rows of 1024 elements in registers (inputs staged in shared memory): 32 thread(s) a row, 8 vector(s) of 4 a thread, 8 row(s) a block.
+// FWD:      kfuse_stage<kfuse_f32x4>(x__stage + k * 512u, reinterpret_cast<const kfuse_f32x4 *>(x_) + (kfuse_valid ? r * 256 + k * 32 + kfuse_lane : 0), kfuse_valid);
+// FWD:      const kfuse_f32x4 x__e = kfuse_unstage<kfuse_f32x4>(x__stage + k * 512u);
+// FWD:      const kfuse_f32x4 weight_e = kfuse_ldcg_vector(reinterpret_cast<const kfuse_f32x4 *>(weight) + k * 32 + kfuse_lane);
+// FWD:      reinterpret_cast<kfuse_f32x4 *>(y)[r * 256 + k * 32 + kfuse_lane] = y_w;
 // FWD:      if (kfuse_lane == 0)
 // FWD-NEXT:   mean[r] = mean_w;
 
-// BWD:      Rows of 1024 elements in registers: 64 thread(s) a row, 4 vector(s) of 4 a thread, 4 row(s) a block.
+// BWD:      Rows of 1024 elements in registers (inputs staged in shared memory): 64 thread(s) a row, 4 vector(s) of 4 a thread, 4 row(s) a block.
 // BWD:      col_partials[(entry->col_partial_base + (c - entry->first_chunk) * cols + (k * 64 + kfuse_lane) * 4 + j) * 2 + 0] = col_acc0[k][j];
 // BWD:      dweight[x] = dweight_cw;
 // BWD-NEXT: dbias[x] = dbias_cw;
+// BWD:      __launch_bounds__(256, 2)
 // BWD:      kfuse_grid_barrier(barrier);
 
 // An input is read only.
