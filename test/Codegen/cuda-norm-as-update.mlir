@@ -4,6 +4,8 @@
 // RUN: kfuse check %S/Inputs/layernorm-update-bwd.mlir | FileCheck %s --check-prefix=VERIFY
 // RUN: kfuse compile %S/Inputs/layernorm-update-bwd.mlir --emit=cuda | FileCheck %s --check-prefix=BWD
 // RUN: kfuse compile %S/Inputs/layernorm-update-bwd.mlir --emit=ptx --codegen=cuda --arch=sm_80 > /dev/null
+// RUN: kfuse compile %S/Inputs/layernorm-update-fwd.mlir --emit=cuda --stats -o /dev/null | FileCheck %s --check-prefix=STATS
+// RUN: kfuse compile %S/Inputs/layernorm-update-bwd.mlir --emit=cuda --stats -o /dev/null | FileCheck %s --check-prefix=STATS
 // RUN: not kfuse compile %s --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
 
 // A norm written as an update: 'input' and 'output' arguments beside (or
@@ -27,6 +29,11 @@
 // FWD:      reinterpret_cast<kfuse_f32x4 *>(y)[r * 256 + k * 32 + kfuse_lane] = y_w;
 // FWD:      if (kfuse_lane == 0)
 // FWD-NEXT:   mean[r] = mean_w;
+
+// A block's rows staged in 32 KiB of dynamic shared memory (eight rows of x
+// forward, four of x and dy backward), two blocks an SM, and ptxas (NVRTC's,
+// sm_90) fits that without spilling.
+// STATS: "launch_blocks":2,"name":"kfuse_layernorm_{{fwd_multi|bwd_phases}}","registers":{{[1-9][0-9]*}},"shared_bytes":32768,"spills":0,
 
 // BWD:      Rows of 1024 elements in registers (inputs staged in shared memory): 64 thread(s) a row, 4 vector(s) of 4 a thread, 4 row(s) a block.
 // BWD:      col_partials[(entry->col_partial_base + (c - entry->first_chunk) * cols + (k * 64 + kfuse_lane) * 4 + j) * 2 + 0] = col_acc0[k][j];

@@ -171,7 +171,9 @@ static json::Object makeStats(const KernelPlan &plan, const NvrtcResult &nvrtc,
     json::Object entry{{"name", kernel.name},
                        {"body_ops", kernel.numBodyOps},
                        {"vector_width", kernel.vectorWidth},
-                       {"index_bits", kernel.indexBits}};
+                       {"index_bits", kernel.indexBits},
+                       {"shared_bytes", kernel.sharedBytes},
+                       {"launch_blocks", kernel.launchBlocks}};
     for (const KernelResources &resources : nvrtc.resources)
       if (resources.name == kernel.name) {
         entry["registers"] = resources.registers;
