@@ -1140,26 +1140,27 @@ FailureOr<std::string> KernelWriter::writeMultiTensor() {
     line("@{} bra {}", more, label);
     code += label + "_end:\n";
   };
+  // One scalar loop serves an aligned entry's tail and an unaligned entry's
+  // elements: one copy of the body less for ptxas to compile.
+  std::string scalarBegin = begin;
   unsigned width = spec.vectorWidth;
   if (width > 1) {
     std::string aligned = reg(B32), unaligned = reg(Pred);
+    scalarBegin = reg(B64);
+    line("mov.b64 {}, {}", scalarBegin, begin);
     line("ld.global.nc.u32 {}, [{}+72]", aligned, entryAddress);
     line("setp.eq.s32 {}, {}, 0", unaligned, aligned);
     line("@{} bra $L_unaligned", unaligned);
     // begin is a multiple of the width; both are non-negative.
-    std::string vectorBegin = reg(B64), vectorEnd = reg(B64),
-                tailBegin = reg(B64);
+    std::string vectorBegin = reg(B64), vectorEnd = reg(B64);
     unsigned shift = llvm::Log2_32(width);
     line("shr.s64 {}, {}, {}", vectorBegin, begin, shift);
     line("shr.s64 {}, {}, {}", vectorEnd, end, shift);
     loop("$L_vector", vectorBegin, vectorEnd, width);
-    line("shl.b64 {}, {}, {}", tailBegin, vectorEnd, shift);
-    loop("$L_tail", tailBegin, end, 1);
-    line("bra.uni $L_next");
+    line("shl.b64 {}, {}, {}", scalarBegin, vectorEnd, shift);
     code += "$L_unaligned:\n";
   }
-  loop("$L_scalar", begin, end, 1);
-  code += "$L_next:\n";
+  loop("$L_scalar", scalarBegin, end, 1);
   line("add.s64 {}, {}, {}", chunk, chunk, gridStride);
   line("setp.lt.s64 {}, {}, {}", done, chunk, numChunks);
   line("@{} bra $L_chunk", done);

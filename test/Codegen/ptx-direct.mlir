@@ -130,8 +130,11 @@
 // MULTI: ld.global.v4.f32
 // MULTI-NEXT: ld.global.nc.v4.f32
 // MULTI: st.global.v4.f32
-// MULTI: $L_tail:
-// MULTI: $L_unaligned:
+// An aligned entry's tail and an unaligned entry share the scalar loop.
+// MULTI: shl.b64 [[SCALAR:%rd[0-9]+]],
+// MULTI-NEXT: $L_unaligned:
+// MULTI-NOT: $L_tail
+// MULTI: add.s64 {{%rd[0-9]+}}, [[SCALAR]],
 // MULTI: $L_scalar:
 // MULTI: ld.global.f32
 // MULTI: $L_chunks_end:
