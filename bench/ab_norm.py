@@ -10,7 +10,8 @@ Each variant is NAME=PATH[:ENV=VALUE,...]; every variant must take the
 arguments of a library LayerNorm or RMSNorm forward or backward (told apart
 by their argument names). The variants of one case run interleaved, in
 rounds, so that clock and thermal drift reach all of them alike. Writes
-DIR/ab_norm.jsonl; GB/s counts the minimum bytes (fwd 2 passes, bwd 3).
+DIR/ab_norm.jsonl; GB/s counts the minimum bytes (fwd 2 passes, bwd 3);
+rel_l2_to_first compares each variant's y (or dx) with the first's.
 """
 
 import argparse
@@ -95,12 +96,13 @@ def main():
         for rows, cols in shapes:
             x, w, b, dy = make_inputs(rows, cols, dtype)
             samples = {name: [] for name, _, _ in variants}
-            calls = {}
+            calls, results = {}, {}
             for name, _, knobs in variants:
                 os.environ.update(knobs)
                 call, passes, result = make_call(norms[name], x, w, b, dy)
                 call()  # compiles under the variant's knobs
                 torch.cuda.synchronize()
+                results[name] = result.double()
                 for knob in knobs:
                     os.environ.pop(knob)
                 calls[name] = (call, passes, knobs)
@@ -118,9 +120,13 @@ def main():
             for name, (call, passes, knobs) in calls.items():
                 ms = statistics.median(samples[name])
                 gbps = passes * rows * cols * x.element_size() / (ms * 1e-3) / 1e9
+                first = results[variants[0][0]]
                 row = {"variant": name, "knobs": knobs, "dtype": dname,
                        "rows": rows, "cols": cols, "ms": ms, "GBps": gbps,
-                       "pct_of_copy": 100 * gbps / copy, "copy_GBps": copy}
+                       "pct_of_copy": 100 * gbps / copy, "copy_GBps": copy,
+                       # The output (y or dx) against the first variant's.
+                       "rel_l2_to_first": float(
+                           (results[name] - first).norm() / first.norm())}
                 print(json.dumps(row), flush=True)
                 out.write(json.dumps(row) + "\n")
             del x, dy

@@ -384,7 +384,9 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
   Block &body = fused.getBody().front();
   NameTable &names = kernel.names;
   std::string kernelName = names.unique(
-      plan.multiTensor && fusedOps.size() == 1
+      rowsCall ? fmt::format("kfuse_{}_rows",
+                             sanitizeIdentifier(update.getSymName()))
+      : plan.multiTensor && fusedOps.size() == 1
           ? fmt::format("kfuse_{}_multi",
                         sanitizeIdentifier(update.getSymName()))
       : plan.multiTensor
@@ -778,7 +780,12 @@ LogicalResult UpdateEmitter::emitElementFunction(unsigned index,
 
   std::string uniformsType = names.unique(kernelName + "_uniforms");
   std::string elementFunction = names.unique(kernelName + "_element");
-  if (plan.multiTensor && fusedOps.size() == 1)
+  if (rowsCall)
+    out +=
+        fmt::format("// The element function of @{}'s rows, from {}: {} "
+                    "body ops.\n",
+                    update.getSymName().str(), info.location, info.numBodyOps);
+  else if (plan.multiTensor && fusedOps.size() == 1)
     out +=
         fmt::format("// The multi-tensor kernel of @{}, from {}: {} body "
                     "ops.\n",
@@ -1117,7 +1124,23 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       failed(collectOps()) || failed(planStores()))
     return failure();
   std::string kernels;
-  if (plan.multiTensor) {
+  if (rowsCall) {
+    // A norm's call-shaped row kernel: the one phase's rows, by the
+    // register-row loop, under the norm's launch ABI (codegen/KernelPlan.h).
+    if (!matrix || plan.cols <= 1 || fusedOps.size() != 1)
+      return update.emitOpError()
+             << "has " << fusedOps.size()
+             << " phase(s); the update emitter's row kernel "
+                "(KFUSE_NORM_EMITTER=update) generates one, over rows it "
+                "holds in registers (column sums and longer rows are not "
+                "generated there yet)";
+    KernelBody kernel(/*multiTensor=*/true);
+    if (failed(emitElementFunction(0, kernel, kernels)) ||
+        failed(emitRowsCallKernel(kernel, kernels)))
+      return failure();
+    plan.kind = KernelKind::norm;
+    plan.multiTensor = plan.matrix = false;
+  } else if (plan.multiTensor) {
     if (failed(checkMultiTensor()))
       return failure();
     gridBarrier = fusedOps.size() > 1 &&
@@ -1194,7 +1217,10 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
       : plan.numel < 0 ? std::string("dynamic numel")
                        : fmt::format("numel {}", plan.numel),
       getCudaPrelude().str(),
-      plan.multiTensor
+      rowsCall ? getMatrixPrelude().str() + "\n" +
+                     (usesMoments ? getMomentsPrelude().str() + "\n" : "") +
+                     (usesStaging ? getStagingPrelude().str() + "\n" : "")
+      : plan.multiTensor
           ? getMultiTensorPrelude().str() + "\n" +
                 (plan.numReductions || plan.matrix
                      ? getMultiTensorReducePrelude().str() + "\n"
@@ -1216,6 +1242,11 @@ namespace kfuse {
 FailureOr<KernelPlan> emitCuda(func::FuncOp update,
                                const PtxTarget *ptxTarget) {
   return update::UpdateEmitter(update, ptxTarget).emit();
+}
+
+FailureOr<KernelPlan> emitRowsCuda(func::FuncOp update,
+                                   const RowLayoutOptions &options) {
+  return update::UpdateEmitter(update, nullptr, &options).emit();
 }
 
 } // namespace kfuse

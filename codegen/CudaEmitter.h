@@ -4,6 +4,7 @@
 #define KFUSE_CODEGEN_CUDAEMITTER_H
 
 #include "codegen/CudaOps.h"
+#include "codegen/CudaRows.h"
 #include "codegen/KernelPlan.h"
 #include "codegen/PtxEmitter.h"
 #include "dialect/KFuseOps.h"
@@ -17,6 +18,16 @@ namespace kfuse {
 /// into KernelPlan::ptxUnsupported otherwise.
 mlir::FailureOr<KernelPlan> emitCuda(mlir::func::FuncOp update,
                                      const PtxTarget *ptxTarget = nullptr);
+
+/// Emits a norm's plan (KernelKind::norm, the launch ABI under "Norm plans"
+/// in codegen/KernelPlan.h) from `update`, a specialized and fused 2-D
+/// function of one phase over rows of a static length: its row kernel is
+/// the register-row loop of 2-D updates, called with pointers and a row
+/// count instead of a table, its layout chosen under `options`. Column
+/// sums, more than one phase, and what the loop does not generate fail with
+/// a diagnostic.
+mlir::FailureOr<KernelPlan> emitRowsCuda(mlir::func::FuncOp update,
+                                         const RowLayoutOptions &options);
 
 } // namespace kfuse
 

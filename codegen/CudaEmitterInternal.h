@@ -178,8 +178,9 @@ struct KernelBody {
 
 class UpdateEmitter {
 public:
-  UpdateEmitter(func::FuncOp update, const PtxTarget *ptxTarget)
-      : update(update), ptxTarget(ptxTarget) {}
+  UpdateEmitter(func::FuncOp update, const PtxTarget *ptxTarget,
+                const RowLayoutOptions *rowsCall = nullptr)
+      : update(update), ptxTarget(ptxTarget), rowsCall(rowsCall) {}
   FailureOr<KernelPlan> emit();
 
 private:
@@ -233,6 +234,7 @@ private:
   std::string emitMatrixLineLoop(KernelBody &kernel, ArgLevel level);
   /// The loop over a chunk's rows of a phase that reduces rows held in
   /// registers, `width` elements a vector (CudaUpdateMatrix.cpp).
+  LogicalResult emitRowsCallKernel(KernelBody &kernel, std::string &out);
   FailureOr<std::string> emitRegisterRowLoop(KernelBody &kernel,
                                              unsigned width);
   std::string emitVectorStep(KernelBody &kernel, StringRef indent,
@@ -250,6 +252,11 @@ private:
 
   func::FuncOp update;
   const PtxTarget *ptxTarget;
+  /// A norm's call-shaped row kernel (emitRowsCuda), with its layout's
+  /// knobs; null for the update's own plans.
+  const RowLayoutOptions *rowsCall;
+  /// The layout the last register-row loop chose.
+  RowLayout rowLayout;
   /// Single-tensor kernels as the direct PTX emitter takes them.
   std::vector<PtxKernelSpec> ptxKernels;
   KernelPlan plan;

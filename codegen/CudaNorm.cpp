@@ -445,6 +445,13 @@ static NormEmitOptions::ColumnInputs columnInputsEnvironment() {
              : NormEmitOptions::ColumnInputs::reload;
 }
 
+/// KFUSE_NORM_EMITTER=update generates the row kernel with the register-row
+/// loop of 2-D updates.
+static bool throughUpdateEmitterEnvironment() {
+  const char *text = std::getenv("KFUSE_NORM_EMITTER");
+  return text && llvm::StringRef(text) == "update";
+}
+
 /// The knobs' key as the environment sets them now.
 static std::string readTuningKey() {
   std::optional<unsigned> stages = stagesEnvironment();
@@ -459,7 +466,8 @@ static std::string readTuningKey() {
          ";block=" +
          std::to_string(positiveEnvironment("KFUSE_NORM_BLOCK_SIZE")) +
          ";sums=" + std::to_string(static_cast<int>(sums)) + ";columns=" +
-         std::to_string(static_cast<int>(columnInputsEnvironment()));
+         std::to_string(static_cast<int>(columnInputsEnvironment())) +
+         (throughUpdateEmitterEnvironment() ? ";emitter=update" : "");
 }
 
 bool normLiveKnobs() {
@@ -500,6 +508,7 @@ NormEmitOptions getNormEmitOptions(mlir::func::FuncOp norm, int64_t cols) {
     options.stages = *stages;
   options.columnSums = columnSumsEnvironment();
   options.columnInputs = columnInputsEnvironment();
+  options.throughUpdateEmitter = throughUpdateEmitterEnvironment();
   if (norm)
     for (mlir::Type type : norm.getArgumentTypes())
       options.argLevels.push_back(getValueLevel(type));

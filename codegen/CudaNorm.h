@@ -40,6 +40,11 @@ struct NormEmitOptions : RowLayoutOptions {
   /// rows, added up in slice order.
   unsigned finishBlockSize = 256;
   unsigned finishColumnsPerBlock = 32;
+  /// Generate the row kernel with the register-row loop of 2-D updates
+  /// (emitRowsCuda) instead of this emitter: KFUSE_NORM_EMITTER=update, for
+  /// comparing the two on one-phase norms while the loop gains what this
+  /// emitter has.
+  bool throughUpdateEmitter = false;
 };
 
 /// Emits the CUDA source and launch plan of the specialized norm `norm`.

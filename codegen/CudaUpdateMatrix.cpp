@@ -378,24 +378,33 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   // chunk's rows are too few for the norm's prefetch of the next group), as
   // a norm's are: registers then stop limiting the blocks resident.
   RowLayoutOptions options;
-  options.stages = 1;
-  options.targetBlockSize = kBlockSize;
-  options.fixedBlockSize = true;
+  if (rowsCall) {
+    // A norm's row kernel: blocks of the layout's size; one staging buffer
+    // (the next row group's prefetch is not generated here yet).
+    options = *rowsCall;
+    options.stages = options.stages != 0 ? 1 : 0;
+  } else {
+    options.stages = 1;
+    options.targetBlockSize = kBlockSize;
+    options.fixedBlockSize = true;
+    // The table walk keeps each tensor's 64-bit pointer and the chunk's
+    // bounds live through the loop (ptxas: the LayerNorm backward's layout
+    // of 32 elements a thread, estimated at 120 registers, took 128 and
+    // spilled).
+    options.reservedRegisters = 8;
+    for (const Slot &slot : kernel.slots)
+      if (slot.param.kind == KernelParam::Kind::Tensor)
+        options.reservedRegisters += 2;
+  }
   options.columnSums = RowLayoutOptions::ColumnSums::registers;
-  // The table walk keeps each tensor's 64-bit pointer and the chunk's
-  // bounds live through the loop (ptxas: the LayerNorm backward's layout of
-  // 32 elements a thread, estimated at 120 registers, took 128 and spilled).
-  options.reservedRegisters = 8;
-  for (const Slot &slot : kernel.slots)
-    if (slot.param.kind == KernelParam::Kind::Tensor)
-      options.reservedRegisters += 2;
   // The scalar loop (entries not aligned for vectors, rare) holds few
   // elements a thread, so that its registers never set the kernel's.
   if (!vector)
     options.maxElementsPerThread = std::max<int64_t>(
         kScalarRowElementsPerThread, llvm::divideCeil(plan.cols, kBlockSize));
   const RowLayout layout = chooseRowLayout(plan.cols, width, demand, options);
-  if (!layout.inRegisters || layout.blockSize() != kBlockSize)
+  rowLayout = layout;
+  if (!layout.inRegisters || (!rowsCall && layout.blockSize() != kBlockSize))
     return kernel.fused.emitOpError()
            << "holds rows of " << plan.cols << " elements of "
            << demand.fullInputs
@@ -673,21 +682,25 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   // in shared memory; rows past the chunk's are invalid. (A block-uniform
   // loop for rows within a warp costs the block-rounded momentum 10
   // registers, and a resident block per SM.)
+  // A table's chunk has its rows [r0, r1); a call's block takes every
+  // gridDim.x-th group of rows.
+  std::string stride = rowsCall ? fmt::format("gridDim.x * {}ll", layout.rows)
+                                : std::to_string(layout.rows);
   if (warps > 1) {
     out += fmt::format("      for (long long rb = r0; rb < r1; rb += {}) {{\n"
                        "        const long long r = rb + kfuse_slot;\n",
-                       layout.rows);
+                       stride);
   } else if (threads == kWarpSize) {
     out += fmt::format("      for (long long rb = r0 + kfuse_slot; rb < r1; "
                        "rb += {}) {{\n"
                        "        const long long r = rb;\n",
-                       layout.rows);
+                       stride);
   } else {
     out += fmt::format("      for (long long rb = r0 + (kfuse_slot & ~{0}); "
                        "rb < r1;\n"
                        "           rb += {1}) {{\n"
                        "        const long long r = rb + (kfuse_slot & {0});\n",
-                       kWarpSize / threads - 1, layout.rows);
+                       kWarpSize / threads - 1, stride);
   }
   out += "        const bool kfuse_valid = r < r1;\n";
   if (!stageCopies.empty())
@@ -759,6 +772,63 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   if (warps > 1 || (!columnPartials.empty() && layout.rows > 1))
     out += "      __syncthreads();\n";
   return out;
+}
+
+LogicalResult UpdateEmitter::emitRowsCallKernel(KernelBody &kernel,
+                                                std::string &out) {
+  FailureOr<std::string> loop = emitRegisterRowLoop(kernel, vectorWidth);
+  if (failed(loop))
+    return failure();
+  const RowLayout &layout = rowLayout;
+  // The norm ABI: every tensor argument's pointer and every hyper, each in
+  // argument order, the row count and the column sums' workspace.
+  DenseMap<unsigned, const Slot *> slotOf;
+  for (const Slot &slot : kernel.slots)
+    slotOf[slot.param.index] = &slot;
+  SmallVector<std::string> pointers, hypers;
+  for (auto [index, arg] : llvm::enumerate(plan.args)) {
+    const Slot *slot = slotOf.lookup(index);
+    std::string name =
+        slot ? slot->name
+             : kernel.names.unique("kfuse_unused_" + getArgName(update, index));
+    if (arg.role == ArgRole::hyper)
+      hypers.push_back("double " + name);
+    else
+      pointers.push_back(fmt::format("{}{} *__restrict__ {}",
+                                     arg.role == ArgRole::input ? "const " : "",
+                                     getCudaStorageType(arg.dtype), name));
+  }
+  llvm::append_range(pointers, hypers);
+  pointers.push_back("long long rows");
+  pointers.push_back("float *__restrict__ partials");
+
+  KernelInfo &info = kernel.info;
+  info.role = KernelInfo::Role::NormRows;
+  info.name = kernel.name;
+  info.location = formatLocation(update.getLoc());
+  info.blockSize = layout.blockSize();
+  info.rowsPerBlock = layout.rows;
+  info.threadsPerRow = layout.threads;
+  info.itemsPerThread = layout.items;
+  info.stages = layout.stages;
+  info.rowInRegisters = true;
+  info.vectorWidth = vectorWidth;
+  out += fmt::format(
+      "// The row kernel of @{}, from {}: the register-row loop over a "
+      "block's\n// groups of {} row(s), every gridDim.x-th.\n"
+      "extern \"C\" __global__ void __launch_bounds__({}, {})\n{}({}) {{\n"
+      "  kfuse_grid_dependency_sync();\n"
+      "  float kfuse_unused = 0.0f; // what other loops' values feed\n",
+      plan.name, info.location, layout.rows, info.blockSize, info.launchBlocks,
+      info.name, llvm::join(pointers, ", "));
+  if (!kernel.prologue.empty())
+    out += "  // Uniform values, once per thread.\n" + kernel.prologue;
+  out += kernel.uniformInit;
+  out += fmt::format("  const long long r0 = blockIdx.x * {}ll, r1 = rows;\n",
+                     layout.rows);
+  out += "  {\n" + *loop + "  }\n}\n";
+  plan.kernels.push_back(std::move(info));
+  return success();
 }
 
 LogicalResult UpdateEmitter::emitMatrixKernel(KernelBody &kernel,

@@ -302,6 +302,9 @@ describeKernel(StringRef text, StringRef bufferName, KernelKind kind) {
                                                : findUpdate(**module));
 }
 
+static llvm::Expected<KernelPlan>
+emitNormThroughUpdates(ModuleOp module, const NormEmitOptions &options);
+
 llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
                                          const Specialization &spec,
                                          const PipelineOptions &options,
@@ -333,12 +336,40 @@ llvm::Expected<KernelPlan> compileToPlan(StringRef text, StringRef bufferName,
   return std::move(*plan);
 }
 
+/// A specialized norm as a one-phase 2-D update (the update's phase
+/// scheduling and fusion), emitted as a norm plan by the update emitter's
+/// register-row loop.
+static llvm::Expected<KernelPlan>
+emitNormThroughUpdates(ModuleOp module, const NormEmitOptions &options) {
+  func::FuncOp norm = findNorm(module);
+  MLIRContext *context = module.getContext();
+  DiagnosticErrors errors(context);
+  norm->removeAttr(KFuseDialect::kNormAttrName);
+  norm->setAttr(KFuseDialect::kUpdateAttrName, UnitAttr::get(context));
+  norm->setAttr(KFuseDialect::kMultiTensorAttrName, UnitAttr::get(context));
+  PassManager pm(context);
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createSchedulePhasesPass());
+  funcPm.addPass(createFuseElementwisePass());
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+  if (failed(pm.run(module)))
+    return errors.takeError("the kfuse pipeline failed");
+  FailureOr<KernelPlan> plan = emitRowsCuda(norm, options);
+  if (failed(plan))
+    return errors.takeError("norm code generation failed");
+  plan->cols = options.cols;
+  return std::move(*plan);
+}
+
 llvm::Expected<KernelPlan> emitNormPlan(ModuleOp module,
                                         const NormEmitOptions &options) {
   func::FuncOp norm = findNorm(module);
   if (!norm)
     return llvm::createStringError(
         "no func.func with the 'kfuse.norm' attribute");
+  if (options.throughUpdateEmitter)
+    return emitNormThroughUpdates(module, options);
   DiagnosticErrors errors(module.getContext());
   FailureOr<KernelPlan> plan = emitNormCuda(norm, options);
   if (failed(plan))

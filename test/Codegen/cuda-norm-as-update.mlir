@@ -6,6 +6,10 @@
 // RUN: kfuse compile %S/Inputs/layernorm-update-bwd.mlir --emit=ptx --codegen=cuda --arch=sm_80 > /dev/null
 // RUN: kfuse compile %S/Inputs/layernorm-update-fwd.mlir --emit=cuda --stats -o /dev/null | FileCheck %s --check-prefix=STATS
 // RUN: kfuse compile %S/Inputs/layernorm-update-bwd.mlir --emit=cuda --stats -o /dev/null | FileCheck %s --check-prefix=STATS
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_fwd.mlir --cols=1024 --emit=cuda | FileCheck %s --check-prefix=ROWS
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_fwd.mlir --cols=1024 --emit=cuda --stats -o /dev/null | FileCheck %s --check-prefix=ROWS-STATS
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/rmsnorm_fwd.mlir --cols=4096 --input-dtype=bf16 --emit=ptx --arch=sm_80 > /dev/null
+// RUN: not env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=1024 --emit=cuda 2>&1 | FileCheck %s --check-prefix=ROWS-BWD
 // RUN: not kfuse compile %s --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
 
 // A norm written as an update: 'input' and 'output' arguments beside (or
@@ -49,7 +53,22 @@ func.func @writes_input(
     attributes {kfuse.update} {
   %two = arith.addf %x, %x : tensor<?x64xf32>
   kfuse.write %two to %y : tensor<?x64xf32>
-  // BAD: error: 'kfuse.write' op writes input argument #0 ('x'), which is read only
+  // A library norm of one phase, with KFUSE_NORM_EMITTER=update: its row kernel
+// is the register-row loop above, called with the norm's pointers and row
+// count (the norm launch ABI, codegen/KernelPlan.h), every gridDim.x-th group
+// of rows a block; its layout and launch bounds are the norm emitter's.
+// ROWS:      // The element function of @layernorm_fwd's rows
+// ROWS:      extern "C" __global__ void __launch_bounds__(256, 2)
+// ROWS-NEXT: kfuse_layernorm_fwd_rows(const float *__restrict__ x_, const float *__restrict__ weight, const float *__restrict__ bias, float *__restrict__ y, float *__restrict__ mean, float *__restrict__ rstd, double eps, long long rows, float *__restrict__ partials) {
+// ROWS:      const long long r0 = blockIdx.x * 8ll, r1 = rows;
+// ROWS:      Rows of 1024 elements in registers (inputs staged in shared memory): 32 thread(s) a row, 8 vector(s) of 4 a thread, 8 row(s) a block.
+// ROWS:      for (long long rb = r0 + kfuse_slot; rb < r1; rb += gridDim.x * 8ll) {
+// ROWS-STATS: "norm":"layernorm_fwd"
+// ROWS-STATS-SAME: "per_kernel":[{"name":"kfuse_layernorm_fwd_rows","registers":{{[1-9][0-9]*}},"spills":0,
+// ROWS-STATS-SAME: "rows_per_block":8,"shared_bytes":32768,"stages":1,"threads_per_row":32
+// ROWS-BWD:  error: 'func.func' op has 3 phase(s); the update emitter's row kernel (KFUSE_NORM_EMITTER=update) generates one
+
+// BAD: error: 'kfuse.write' op writes input argument #0 ('x'), which is read only
   kfuse.write %two to %x : tensor<?x64xf32>
   return
 }
