@@ -256,6 +256,10 @@ struct FuseElementwisePass
 
   /// A reduction of an argument itself (the mean of the grad) reads it
   /// through an elementwise copy, so that a region feeds every reduction.
+  /// The copy goes before the run of reductions that ends the reduction's
+  /// group: the copy depends on nothing, and there it joins the region
+  /// whose pass already reads the tensors (a LayerNorm backward's dbias, the
+  /// column sum of dy, in the pass that sums dweight, not in one of its own).
   void materializeReducedArguments(func::FuncOp func) {
     func.walk([&](ReduceOp reduce) {
       Value input = reduce.getInput();
@@ -263,7 +267,13 @@ struct FuseElementwisePass
       if (!isa<RankedTensorType>(input.getType()) || (def && isFusable(def)) ||
           getWholeTensorReduceInput(reduce))
         return;
-      OpBuilder builder(reduce);
+      Operation *at = reduce;
+      while (auto previous = dyn_cast_or_null<ReduceOp>(at->getPrevNode())) {
+        if (isFusable(previous))
+          break;
+        at = previous;
+      }
+      OpBuilder builder(at);
       auto copy =
           ConvertOp::create(builder, reduce.getLoc(), input.getType(), input);
       reduce.getInputMutable().assign(copy);

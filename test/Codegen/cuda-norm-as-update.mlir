@@ -66,7 +66,7 @@ func.func @writes_input(
 // ROWS-STATS: "norm":"layernorm_fwd"
 // ROWS-STATS-SAME: "per_kernel":[{"name":"kfuse_layernorm_fwd_rows","registers":{{[1-9][0-9]*}},"spills":0,
 // ROWS-STATS-SAME: "rows_per_block":8,"shared_bytes":32768,"stages":1,"threads_per_row":32
-// ROWS-BWD:  error: 'func.func' op has 3 phase(s); the update emitter's row kernel (KFUSE_NORM_EMITTER=update) generates one
+// ROWS-BWD:  error: 'func.func' op has 2 phase(s); the update emitter's row kernel (KFUSE_NORM_EMITTER=update) generates one
 
 // BAD: error: 'kfuse.write' op writes input argument #0 ('x'), which is read only
   kfuse.write %two to %x : tensor<?x64xf32>

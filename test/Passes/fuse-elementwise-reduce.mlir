@@ -37,3 +37,26 @@ func.func @mean_of_grad(%p: tensor<?xf32> {kfuse.role = #kfuse.role<param>},
   kfuse.write %p_new to %p : tensor<?xf32>
   return
 }
+
+// Reductions that end one group (here two column sums of a 2-D update): the
+// copy of an argument one of them reduces goes before the first, so that it
+// joins the region whose pass already reads the tensors, as a LayerNorm
+// backward's dbias joins dweight, instead of a pass of its own.
+// CHECK-LABEL: func.func @two_column_sums(
+// CHECK: %[[R:.*]]:2 = kfuse.fused(%[[DY:arg0]], %[[X:arg1]]) : (tensor<?x?xf32>, tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+// CHECK: arith.mulf
+// CHECK: kfuse.reduce <sum> %[[R]]#{{[01]}} dim 0
+// CHECK-NEXT: kfuse.reduce <sum> %[[R]]#{{[01]}} dim 0
+// CHECK-NOT: kfuse.fused(%[[DY]])
+func.func @two_column_sums(
+    %dy: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+    %x: tensor<?x?xf32> {kfuse.role = #kfuse.role<input>},
+    %dw: tensor<1x?xf32> {kfuse.role = #kfuse.role<output>},
+    %db: tensor<1x?xf32> {kfuse.role = #kfuse.role<output>}) attributes {kfuse.update} {
+  %prod = arith.mulf %dy, %x : tensor<?x?xf32>
+  %sum_prod = kfuse.reduce <sum> %prod dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
+  %sum_dy = kfuse.reduce <sum> %dy dim 0 : tensor<?x?xf32> -> tensor<1x?xf32>
+  kfuse.write %sum_prod to %dw : tensor<1x?xf32>
+  kfuse.write %sum_dy to %db : tensor<1x?xf32>
+  return
+}
