@@ -1127,17 +1127,22 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
   if (rowsCall) {
     // A norm's call-shaped row kernel: the one phase's rows, by the
     // register-row loop, under the norm's launch ABI (codegen/KernelPlan.h).
-    if (!matrix || plan.cols <= 1 || fusedOps.size() != 1)
+    if (!matrix || plan.cols <= 1 || fusedOps.size() > 2)
       return update.emitOpError()
              << "has " << fusedOps.size()
              << " phase(s); the update emitter's row kernel "
-                "(KFUSE_NORM_EMITTER=update) generates one, over rows it "
-                "holds in registers (column sums and longer rows are not "
-                "generated there yet)";
+                "(KFUSE_NORM_EMITTER=update) generates one over rows it "
+                "holds in registers, and a second that stores its column "
+                "sums";
     KernelBody kernel(/*multiTensor=*/true);
     if (failed(emitElementFunction(0, kernel, kernels)) ||
         failed(emitRowsCallKernel(kernel, kernels)))
       return failure();
+    if (fusedOps.size() == 2) {
+      kernels += "\n";
+      if (failed(emitRowsCallFinish(kernels)))
+        return failure();
+    }
     plan.kind = KernelKind::norm;
     plan.multiTensor = plan.matrix = false;
   } else if (plan.multiTensor) {
@@ -1218,6 +1223,9 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
                        : fmt::format("numel {}", plan.numel),
       getCudaPrelude().str(),
       rowsCall ? getMatrixPrelude().str() + "\n" +
+                     (plan.columnOutputs.empty()
+                          ? ""
+                          : getMultiTensorReducePrelude().str() + "\n") +
                      (usesMoments ? getMomentsPrelude().str() + "\n" : "") +
                      (usesStaging ? getStagingPrelude().str() + "\n" : "")
       : plan.multiTensor
@@ -1245,7 +1253,7 @@ FailureOr<KernelPlan> emitCuda(func::FuncOp update,
 }
 
 FailureOr<KernelPlan> emitRowsCuda(func::FuncOp update,
-                                   const RowLayoutOptions &options) {
+                                   const NormEmitOptions &options) {
   return update::UpdateEmitter(update, nullptr, &options).emit();
 }
 

@@ -3,8 +3,8 @@
 #ifndef KFUSE_CODEGEN_CUDAEMITTER_H
 #define KFUSE_CODEGEN_CUDAEMITTER_H
 
+#include "codegen/CudaNorm.h"
 #include "codegen/CudaOps.h"
-#include "codegen/CudaRows.h"
 #include "codegen/KernelPlan.h"
 #include "codegen/PtxEmitter.h"
 #include "dialect/KFuseOps.h"
@@ -23,11 +23,11 @@ mlir::FailureOr<KernelPlan> emitCuda(mlir::func::FuncOp update,
 /// in codegen/KernelPlan.h) from `update`, a specialized and fused 2-D
 /// function of one phase over rows of a static length: its row kernel is
 /// the register-row loop of 2-D updates, called with pointers and a row
-/// count instead of a table, its layout chosen under `options`. Column
-/// sums, more than one phase, and what the loop does not generate fail with
-/// a diagnostic.
+/// count instead of a table, its layout chosen under `options`; a second
+/// phase that stores column sums becomes the finish kernel. Anything else,
+/// and what the loop does not generate, fails with a diagnostic.
 mlir::FailureOr<KernelPlan> emitRowsCuda(mlir::func::FuncOp update,
-                                         const RowLayoutOptions &options);
+                                         const NormEmitOptions &options);
 
 } // namespace kfuse
 

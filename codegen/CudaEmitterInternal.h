@@ -14,6 +14,7 @@
 #include "codegen/CudaEmitter.h"
 #include "codegen/CudaMultiTensor.h"
 #include "codegen/CudaNames.h"
+#include "codegen/CudaNorm.h"
 #include "codegen/CudaOps.h"
 #include "codegen/PtxEmitter.h"
 #include "dialect/KFuseUpdate.h"
@@ -179,7 +180,7 @@ struct KernelBody {
 class UpdateEmitter {
 public:
   UpdateEmitter(func::FuncOp update, const PtxTarget *ptxTarget,
-                const RowLayoutOptions *rowsCall = nullptr)
+                const NormEmitOptions *rowsCall = nullptr)
       : update(update), ptxTarget(ptxTarget), rowsCall(rowsCall) {}
   FailureOr<KernelPlan> emit();
 
@@ -235,6 +236,7 @@ private:
   /// The loop over a chunk's rows of a phase that reduces rows held in
   /// registers, `width` elements a vector (CudaUpdateMatrix.cpp).
   LogicalResult emitRowsCallKernel(KernelBody &kernel, std::string &out);
+  LogicalResult emitRowsCallFinish(std::string &out);
   FailureOr<std::string> emitRegisterRowLoop(KernelBody &kernel,
                                              unsigned width);
   std::string emitVectorStep(KernelBody &kernel, StringRef indent,
@@ -254,7 +256,7 @@ private:
   const PtxTarget *ptxTarget;
   /// A norm's call-shaped row kernel (emitRowsCuda), with its layout's
   /// knobs; null for the update's own plans.
-  const RowLayoutOptions *rowsCall;
+  const NormEmitOptions *rowsCall;
   /// The layout the last register-row loop chose.
   RowLayout rowLayout;
   /// Single-tensor kernels as the direct PTX emitter takes them.

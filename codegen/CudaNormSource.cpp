@@ -925,58 +925,8 @@ FailureOr<std::string> SourceEmitter::emitRowKernel() {
 }
 
 FailureOr<std::string> SourceEmitter::emitFinishKernel() {
-  SmallVector<std::string> params{"const float *__restrict__ partials",
-                                  "int grid"};
-  for (const ColumnOutput &output : program.columnOutputs)
-    params.push_back(fmt::format(
-        "{} *__restrict__ {}", getCudaStorageType(plan.args[output.arg].dtype),
-        paramNames[output.arg]));
-  const KernelInfo &finish = *plan.finishKernel();
-  unsigned columns = finish.columnsPerBlock;
-  unsigned slices = finish.blockSize / columns;
-  // Loads of one thread in flight together: the partials were just written,
-  // so each round trip is an L2 hit, and a slice of about grid / slices
-  // partial rows takes a few rounds.
-  constexpr unsigned kLoadsInFlight = 16;
-  std::string out = fmt::format(
-      "// The column sums of @{0}: the partials of {1} columns a block, slice\n"
-      "// s of its threads adding the blocks b = s (mod {2}) in order, then "
-      "the\n"
-      "// slices added in order, so the bits depend only on the grid.\n"
-      "extern \"C\" __global__ void __launch_bounds__({3})\n{4}({5}) {{\n"
-      "  kfuse_grid_dependency_sync();\n"
-      "  __shared__ float kfuse_slices[{2}][{1}];\n"
-      "  const int column = threadIdx.x % {1};\n"
-      "  const int slice = threadIdx.x / {1};\n"
-      "  const int col = blockIdx.x * {1} + column;\n"
-      "  float total = 0.0f;\n"
-      "  if (col < {6}) {{\n"
-      "    const float *p = partials + (long long)blockIdx.y * grid * {6} + "
-      "col;\n"
-      "    for (int b0 = slice; b0 < grid; b0 += {7}) {{\n"
-      "      float t[{8}];\n"
-      "#pragma unroll\n"
-      "      for (int k = 0; k < {8}; ++k) {{\n"
-      "        const int b = b0 + k * {2};\n"
-      "        t[k] = b < grid ? p[(long long)b * {6}] : 0.0f;\n"
-      "      }}\n"
-      "#pragma unroll\n"
-      "      for (int k = 0; k < {8}; ++k)\n"
-      "        total += t[k];\n"
-      "    }}\n"
-      "  }}\n"
-      "  kfuse_slices[slice][column] = total;\n"
-      "  __syncthreads();\n"
-      "  if (slice != 0 || col >= {6})\n"
-      "    return;\n"
-      "  total = kfuse_slices[0][column];\n"
-      "#pragma unroll\n"
-      "  for (int s = 1; s < {2}; ++s)\n"
-      "    total += kfuse_slices[s][column];\n"
-      "  switch (blockIdx.y) {{\n",
-      plan.name, columns, slices, finish.blockSize, finish.name,
-      llvm::join(params, ", "), cols, slices * kLoadsInFlight, kLoadsInFlight);
-  for (auto [position, output] : llvm::enumerate(program.columnOutputs)) {
+  SmallVector<ColumnFinishOutput> outputs;
+  for (const ColumnOutput &output : program.columnOutputs) {
     std::string value = "total";
     for (ConvertOp convert : output.converts) {
       FailureOr<std::string> text = emitElementExpression(convert, {value});
@@ -984,13 +934,10 @@ FailureOr<std::string> SourceEmitter::emitFinishKernel() {
         return failure();
       value = std::move(*text);
     }
-    out += fmt::format("  case {}:\n"
-                       "    {}[col] = {};\n"
-                       "    break;\n",
-                       position, paramNames[output.arg], value);
+    outputs.push_back({getCudaStorageType(plan.args[output.arg].dtype),
+                       paramNames[output.arg], std::move(value)});
   }
-  out += "  }\n}\n";
-  return out;
+  return emitColumnFinishKernel(plan.name, *plan.finishKernel(), cols, outputs);
 }
 
 LogicalResult SourceEmitter::emit() {

@@ -11,6 +11,7 @@
 #ifndef KFUSE_CODEGEN_CUDAROWS_H
 #define KFUSE_CODEGEN_CUDAROWS_H
 
+#include "codegen/KernelPlan.h"
 #include "dialect/KFuseOps.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -192,6 +193,24 @@ std::string emitSlotOrderCombine(unsigned rows, llvm::StringRef slot,
                                  llvm::StringRef counter,
                                  llvm::StringRef publish, llvm::StringRef fold,
                                  llvm::StringRef indent);
+
+/// A column output of a row kernel's finish kernel: its storage type, its
+/// parameter name and its value, an expression of the float `total`.
+struct ColumnFinishOutput {
+  std::string type;
+  std::string name;
+  std::string value;
+};
+
+/// The finish kernel of a row kernel's column sums (KernelInfo::Role::
+/// NormColumnFinish, the ABI under "Norm plans" in codegen/KernelPlan.h):
+/// `finish.columnsPerBlock` columns a block, each slice of the block's
+/// threads adding the partials of the row kernel's blocks congruent to it,
+/// then the slices in order, so the bits depend only on the grid;
+/// blockIdx.y picks the output.
+std::string emitColumnFinishKernel(llvm::StringRef planName,
+                                   const KernelInfo &finish, int64_t cols,
+                                   llvm::ArrayRef<ColumnFinishOutput> outputs);
 
 } // namespace kfuse
 

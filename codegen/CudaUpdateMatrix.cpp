@@ -572,13 +572,21 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                       forEach, body, column, reduction.accumulator,
                       getCombineFunction(reduction.kind)),
           "      ");
-    columnPartials += fmt::format(
-        "      if (kfuse_slot == 0) {{\n"
-        "{0}{1}col_partials[(entry->col_partial_base + (c - "
-        "entry->first_chunk) * cols + {2}) * {3} + {4}] = {5}[k][j];\n"
-        "      }}\n",
-        forEach, body, column, plan.numColReductions, reduction.index,
-        reduction.accumulator);
+    // A table's chunk stores one partial per column and reduction; a call's
+    // block one per column, reduction and block (the norm ABI's partials,
+    // which the finish kernel adds in block order).
+    std::string partial =
+        rowsCall ? fmt::format("partials[((long long){} * gridDim.x + "
+                               "blockIdx.x) * {} + {}]",
+                               reduction.index, plan.cols, column)
+                 : fmt::format("col_partials[(entry->col_partial_base + (c - "
+                               "entry->first_chunk) * cols + {}) * {} + {}]",
+                               column, plan.numColReductions, reduction.index);
+    columnPartials +=
+        fmt::format("      if (kfuse_slot == 0) {{\n"
+                    "{0}{1}{2} = {3}[k][j];\n"
+                    "      }}\n",
+                    forEach, body, partial, reduction.accumulator);
   }
   bool rowSourced =
       llvm::any_of(kernel.reductions, [](const ChunkReduction &reduction) {
@@ -828,6 +836,75 @@ LogicalResult UpdateEmitter::emitRowsCallKernel(KernelBody &kernel,
                      layout.rows);
   out += "  {\n" + *loop + "  }\n}\n";
   plan.kernels.push_back(std::move(info));
+  return success();
+}
+
+LogicalResult UpdateEmitter::emitRowsCallFinish(std::string &out) {
+  // The second phase stores each column sum's total, converted to its
+  // storage dtype at most: that is the finish kernel's work.
+  FusedOp columns = fusedOps[1];
+  Block &body = columns.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  SmallVector<std::optional<ColumnFinishOutput>> outputs(plan.numColReductions);
+  plan.columnOutputs.assign(plan.numColReductions, 0);
+  auto notGenerated = [&] {
+    return columns.emitOpError()
+           << "computes values per column from the column sums, which a "
+              "norm's row kernel from the update emitter does not generate; "
+              "it stores the sums as they are";
+  };
+  for (auto [result, yielded] :
+       llvm::zip_equal(columns.getResults(), yield.getOperands())) {
+    WriteOp write;
+    for (Operation *user : result.getUsers())
+      if (auto candidate = dyn_cast<WriteOp>(user))
+        write = candidate;
+    if (!write)
+      return notGenerated();
+    SmallVector<Operation *> converts;
+    Value value = yielded;
+    while (auto convert = value.getDefiningOp<ConvertOp>()) {
+      converts.push_back(convert);
+      value = convert.getInput();
+    }
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &body)
+      return notGenerated();
+    auto reduce =
+        columns->getOperand(arg.getArgNumber()).getDefiningOp<ReduceOp>();
+    if (!reduce || reduce.getDim() != 0 || !reductionOf.count(reduce))
+      return notGenerated();
+    unsigned index = reductionOf.lookup(reduce);
+    if (index >= outputs.size() || outputs[index])
+      return notGenerated();
+    std::string text = "total";
+    for (Operation *convert : llvm::reverse(converts)) {
+      FailureOr<std::string> converted = emitOpExpression(convert, {text});
+      if (failed(converted))
+        return failure();
+      text = std::move(*converted);
+    }
+    unsigned target = getWriteTarget(write).getArgNumber();
+    plan.columnOutputs[index] = target;
+    outputs[index] = ColumnFinishOutput{
+        getCudaStorageType(plan.args[target].dtype),
+        "out_" + sanitizeIdentifier(getArgName(update, target)), text};
+  }
+  SmallVector<ColumnFinishOutput> ordered;
+  for (std::optional<ColumnFinishOutput> &output : outputs) {
+    if (!output)
+      return notGenerated();
+    ordered.push_back(std::move(*output));
+  }
+  KernelInfo finish;
+  finish.role = KernelInfo::Role::NormColumnFinish;
+  finish.name = fmt::format("kfuse_{}_finish", sanitizeIdentifier(plan.name));
+  finish.location = formatLocation(columns.getLoc());
+  finish.blockSize = rowsCall->finishBlockSize;
+  finish.columnsPerBlock = rowsCall->finishColumnsPerBlock;
+  plan.kernels.front().maxGridBlocks = rowsCall->maxColumnReductionGrid;
+  out += emitColumnFinishKernel(plan.name, finish, plan.cols, ordered);
+  plan.kernels.push_back(std::move(finish));
   return success();
 }
 

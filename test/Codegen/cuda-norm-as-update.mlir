@@ -9,7 +9,8 @@
 // RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_fwd.mlir --cols=1024 --emit=cuda | FileCheck %s --check-prefix=ROWS
 // RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_fwd.mlir --cols=1024 --emit=cuda --stats -o /dev/null | FileCheck %s --check-prefix=ROWS-STATS
 // RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/rmsnorm_fwd.mlir --cols=4096 --input-dtype=bf16 --emit=ptx --arch=sm_80 > /dev/null
-// RUN: not env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=1024 --emit=cuda 2>&1 | FileCheck %s --check-prefix=ROWS-BWD
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=1024 --emit=cuda | FileCheck %s --check-prefix=ROWS-SUMS
+// RUN: not env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=4096 --emit=cuda 2>&1 | FileCheck %s --check-prefix=ROWS-BWD
 // RUN: not kfuse compile %s --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
 
 // A norm written as an update: 'input' and 'output' arguments beside (or
@@ -66,7 +67,17 @@ func.func @writes_input(
 // ROWS-STATS: "norm":"layernorm_fwd"
 // ROWS-STATS-SAME: "per_kernel":[{"name":"kfuse_layernorm_fwd_rows","registers":{{[1-9][0-9]*}},"spills":0,
 // ROWS-STATS-SAME: "rows_per_block":8,"shared_bytes":32768,"stages":1,"threads_per_row":32
-// ROWS-BWD:  error: 'func.func' op has 2 phase(s); the update emitter's row kernel (KFUSE_NORM_EMITTER=update) generates one
+// The backward: each block's column sums, its row slots added in slot order,
+// stored as the norm ABI's partials (per reduction and block), and the norm's
+// finish kernel for the second phase, which stores them.
+// ROWS-SUMS:      kfuse_layernorm_bwd_rows(const float *__restrict__ dy, const float *__restrict__ x_, const float *__restrict__ mean, const float *__restrict__ rstd, const float *__restrict__ weight, float *__restrict__ dx, float *__restrict__ {{.*}}, float *__restrict__ {{.*}}, long long rows, float *__restrict__ partials) {
+// ROWS-SUMS:      partials[((long long)0 * gridDim.x + blockIdx.x) * 1024 + (k * 64 + kfuse_lane) * 4 + j] = col_acc0[k][j];
+// ROWS-SUMS:      partials[((long long)1 * gridDim.x + blockIdx.x) * 1024 + (k * 64 + kfuse_lane) * 4 + j] = col_acc1[k][j];
+// ROWS-SUMS:      kfuse_layernorm_bwd_finish(const float *__restrict__ partials, int grid, float *__restrict__ out_dweight, float *__restrict__ out_dbias) {
+// ROWS-SUMS:      out_dweight[col] = total;
+// ROWS-SUMS:      out_dbias[col] = total;
+// Rows of 4096 with x, dy and dx are more than the loop holds: three phases.
+// ROWS-BWD:  error: 'func.func' op has 3 phase(s); the update emitter's row kernel (KFUSE_NORM_EMITTER=update) generates one over rows it holds in registers, and a second that stores its column sums
 
 // BAD: error: 'kfuse.write' op writes input argument #0 ('x'), which is read only
   kfuse.write %two to %x : tensor<?x64xf32>
