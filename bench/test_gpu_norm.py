@@ -540,6 +540,85 @@ def launches_and_bytes_reported():
     return {"fwd_bytes": got}
 
 
+@test
+def update_emitter_rows_match_float64():
+    """The row kernels of KFUSE_NORM_EMITTER=update (the register-row loop of
+    2-D updates under the norm ABI, its column sums through the finish
+    kernel) against float64, as the norm emitter's are checked above, over
+    row lengths the loop holds; a norm it does not generate (more than it
+    holds) is counted, not failed."""
+    import os
+    os.environ["KFUSE_NORM_LIVE_KNOBS"] = "1"
+    refused = []
+    worst = {}
+    seed = 500
+    try:
+        os.environ["KFUSE_NORM_EMITTER"] = "update"
+        for name in ("layernorm_fwd", "rmsnorm_fwd", "layernorm_bwd",
+                     "rmsnorm_bwd"):
+            norm = kfuse.Norm(str(REPO / "library" / "norm" / f"{name}.mlir"))
+            for cols in (32, 768, 1024, 4096):
+                for xdt, wdt in (("float32", "float32"),
+                                 ("bfloat16", "bfloat16"),
+                                 ("bfloat16", "float32")):
+                    for rows in (1, 7, 5003):
+                        seed += 10
+                        x, w, b, dy = inputs(rows, cols, xdt, wdt, seed)
+                        _, mean, rstd = ref_ln_fwd(x, w, w)
+                        mean, rstd = mean.float(), rstd.float()
+                        try:
+                            if name == "layernorm_fwd":
+                                y, m, r = run_ln_fwd(norm, x, w, b)
+                                ry, rm, rr = ref_ln_fwd(x, w, b)
+                                errors = {"y": check_close("y", y, ry),
+                                          "mean": check_close("mean", m, rm),
+                                          "rstd": check_close("rstd", r, rr)}
+                            elif name == "rmsnorm_fwd":
+                                y = poisoned((rows, cols), x.dtype)
+                                r = poisoned(rows, torch.float32)
+                                norm(x=x, weight=w, y=y, rstd=r, eps=RMS_EPS)
+                                torch.cuda.synchronize()
+                                ry, rr = ref_rms_fwd(x, w)
+                                errors = {"y": check_close("y", y, ry),
+                                          "rstd": check_close("rstd", r, rr)}
+                            else:
+                                dx = poisoned((rows, cols), x.dtype)
+                                dw = poisoned(cols, w.dtype)
+                                kwargs = dict(dy=dy, x=x, rstd=rstd, weight=w,
+                                              dx=dx, dweight=dw)
+                                if name == "layernorm_bwd":
+                                    db = poisoned(cols, w.dtype)
+                                    kwargs.update(mean=mean, dbias=db)
+                                norm(**kwargs)
+                                torch.cuda.synchronize()
+                                scale = dx_scale(dy, w, rstd)
+                                if name == "layernorm_bwd":
+                                    rdx, rdw, rdb = ref_ln_bwd(dy, x, mean,
+                                                               rstd, w)
+                                    errors = {"dbias": check_close(
+                                        "dbias", db, rdb)}
+                                else:
+                                    rdx, rdw = ref_rms_bwd(dy, x, rstd, w)
+                                    errors = {}
+                                errors["dx"] = check_close("dx", dx, rdx,
+                                                           scale=scale)
+                                errors["dweight"] = check_close("dweight",
+                                                                dw, rdw)
+                        except kfuse.KfuseError as error:
+                            assert "KFUSE_NORM_EMITTER=update" in str(error), \
+                                error
+                            refused.append(f"{name} {cols} {xdt}")
+                            continue
+                        for key, error in errors.items():
+                            key = f"{name}.{key}"
+                            worst[key] = max(worst.get(key, 0.0), error)
+    finally:
+        os.environ.pop("KFUSE_NORM_EMITTER", None)
+    result = {k: float(f"{v:.3e}") for k, v in worst.items()}
+    result["refused"] = sorted(set(refused))
+    return result
+
+
 def main():
     options = _gpu_tests.parse_args()
     if torch is None or not torch.cuda.is_available():

@@ -5,7 +5,7 @@
 # Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
 # bench_adamw.json, test_gpu_norm.json, host_norm.jsonl, bench_norm.json,
-# profile_norm.jsonl,
+# profile_norm.jsonl, ab_emitters.jsonl,
 # bench_compile.json, test_gpu_optim.json, test_gpu_optim_reduce.json,
 # test_gpu_nn.json, test_gpu_dist.json,
 # seed_stages.json
@@ -177,6 +177,18 @@ if want norm; then
   for stages in 0 1 2 3; do
     step "python GPU tests: norms with KFUSE_NORM_STAGES=$stages"
     KFUSE_NORM_STAGES=$stages run python3 bench/test_gpu_norm.py
+  done
+
+  # The row kernels of the update emitter (KFUSE_NORM_EMITTER=update)
+  # beside the norm emitter's, in one process per norm: outputs and speed.
+  : >"$OUT/ab_emitters.jsonl"
+  for c in layernorm_fwd:65536x1024,32768x4096 rmsnorm_fwd:65536x1024,32768x4096 \
+      layernorm_bwd:65536x1024 rmsnorm_bwd:65536x1024,32768x4096; do
+    step "norm emitter against the update emitter's rows: ${c%%:*}"
+    run timeout 120 python3 bench/ab_norm.py --variant "norm=library/norm/${c%%:*}.mlir" \
+      --variant "update=library/norm/${c%%:*}.mlir:KFUSE_NORM_EMITTER=update" \
+      --shapes "${c#*:}" --rounds 5 --out "$OUT" &&
+      cat "$OUT/ab_norm.jsonl" >>"$OUT/ab_emitters.jsonl"
   done
 
   if [ -x "$KFUSE" ]; then
