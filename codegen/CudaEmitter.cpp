@@ -1127,7 +1127,13 @@ FailureOr<KernelPlan> UpdateEmitter::emit() {
   if (rowsCall) {
     // A norm's call-shaped row kernel: the one phase's rows, by the
     // register-row loop, under the norm's launch ABI (codegen/KernelPlan.h).
-    if (!matrix || plan.cols <= 1 || fusedOps.size() > 2)
+    if (!matrix || plan.cols <= 1)
+      return update.emitOpError()
+             << "has rows of " << plan.cols
+             << " column(s); the update emitter's row kernel "
+                "(KFUSE_NORM_EMITTER=update) generates rows of a static "
+                "length of 2 or more";
+    if (fusedOps.size() > 2)
       return update.emitOpError()
              << "has " << fusedOps.size()
              << " phase(s); the update emitter's row kernel "
