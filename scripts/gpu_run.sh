@@ -154,7 +154,7 @@ if [ -x "$KFUSE" ] && { want optim || want ptx; }; then
     step "plans through the direct PTX against NVRTC: bits, step, first step"
     run timeout 150 python3 bench/ptx_plans.py --steps 10 --out "$OUT"
     step "the runtime's cold start (driver JIT, NVRTC) against a trivial compile"
-    run timeout 200 python3 bench/bench_load.py --repeats 5 --out "$OUT"
+    run timeout 300 python3 bench/bench_load.py --repeats 3 --out "$OUT"
   fi
 fi
 
