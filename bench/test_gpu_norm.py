@@ -605,8 +605,9 @@ def update_emitter_rows_match_float64():
                                 errors["dweight"] = check_close("dweight",
                                                                 dw, rdw)
                         except kfuse.KfuseError as error:
-                            assert "KFUSE_NORM_EMITTER=update" in str(error), \
-                                error
+                            # A compile error at the IR (a kernel the loop
+                            # does not generate), never a launch's.
+                            assert ".mlir:" in str(error), error
                             refused.append(f"{name} {cols} {xdt}")
                             continue
                         for key, error in errors.items():
@@ -614,6 +615,13 @@ def update_emitter_rows_match_float64():
                             worst[key] = max(worst.get(key, 0.0), error)
     finally:
         os.environ.pop("KFUSE_NORM_EMITTER", None)
+    # Every norm ran at the lengths the loop holds (1024 columns, f32 among
+    # them); refusals are only the longer rows.
+    for name in ("layernorm_fwd.y", "rmsnorm_fwd.y", "layernorm_bwd.dbias",
+                 "rmsnorm_bwd.dweight"):
+        assert name in worst, (name, refused)
+    assert not any(" 1024 " in case or " 32 " in case for case in refused), \
+        refused
     result = {k: float(f"{v:.3e}") for k, v in worst.items()}
     result["refused"] = sorted(set(refused))
     return result

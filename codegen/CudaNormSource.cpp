@@ -702,17 +702,8 @@ std::string SourceEmitter::emitColumnPartials() {
 }
 
 FailureOr<std::string> SourceEmitter::emitRowKernel() {
-  SmallVector<std::string> params;
-  for (auto [index, arg] : llvm::enumerate(plan.args))
-    if (levelOf(arg) != ArgLevel::tensor)
-      params.push_back(fmt::format(
-          "{}{} *__restrict__ {}", arg.role == ArgRole::input ? "const " : "",
-          getCudaStorageType(arg.dtype), paramNames[index]));
-  for (auto [index, arg] : llvm::enumerate(plan.args))
-    if (levelOf(arg) == ArgLevel::tensor)
-      params.push_back("double " + paramNames[index]);
-  params.push_back("long long rows");
-  params.push_back("float *__restrict__ partials");
+  SmallVector<std::string> params = getRowKernelParams(
+      plan.args, [&](unsigned index) { return paramNames[index]; });
 
   std::string out = fmt::format(
       "// The row kernel of @{}, from {}.\n"

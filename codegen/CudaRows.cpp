@@ -488,6 +488,23 @@ std::string emitSlotOrderCombine(unsigned rows, llvm::StringRef slot,
                      publish.str(), fold.str());
 }
 
+llvm::SmallVector<std::string>
+getRowKernelParams(llvm::ArrayRef<ArgInfo> args,
+                   llvm::function_ref<std::string(unsigned)> name) {
+  llvm::SmallVector<std::string> params;
+  for (auto [index, arg] : llvm::enumerate(args))
+    if (arg.role != ArgRole::hyper)
+      params.push_back(fmt::format("{}{} *__restrict__ {}",
+                                   arg.role == ArgRole::input ? "const " : "",
+                                   getCudaStorageType(arg.dtype), name(index)));
+  for (auto [index, arg] : llvm::enumerate(args))
+    if (arg.role == ArgRole::hyper)
+      params.push_back("double " + name(index));
+  params.push_back("long long rows");
+  params.push_back("float *__restrict__ partials");
+  return params;
+}
+
 std::string emitColumnFinishKernel(llvm::StringRef planName,
                                    const KernelInfo &finish, int64_t cols,
                                    llvm::ArrayRef<ColumnFinishOutput> outputs) {

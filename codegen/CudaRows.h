@@ -15,6 +15,8 @@
 #include "dialect/KFuseOps.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -193,6 +195,14 @@ std::string emitSlotOrderCombine(unsigned rows, llvm::StringRef slot,
                                  llvm::StringRef counter,
                                  llvm::StringRef publish, llvm::StringRef fold,
                                  llvm::StringRef indent);
+
+/// The parameters of a norm's row kernel (the ABI under "Norm plans" in
+/// codegen/KernelPlan.h): a pointer per tensor argument of `args` (const for
+/// inputs), then a double per hyper, each in argument order and named by
+/// `name`, then the row count and the column sums' partials.
+llvm::SmallVector<std::string>
+getRowKernelParams(llvm::ArrayRef<ArgInfo> args,
+                   llvm::function_ref<std::string(unsigned)> name);
 
 /// A column output of a row kernel's finish kernel: its storage type, its
 /// parameter name and its value, an expression of the float `total`.

@@ -397,9 +397,9 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
         options.reservedRegisters += 2;
   }
   options.columnSums = RowLayoutOptions::ColumnSums::registers;
-  // The scalar loop (entries not aligned for vectors, rare) holds few
-  // elements a thread, so that its registers never set the kernel's.
-  if (!vector)
+  // A table's scalar loop (entries not aligned for vectors, rare) holds
+  // few elements a thread, so that its registers never set the kernel's.
+  if (!vector && !rowsCall)
     options.maxElementsPerThread = std::max<int64_t>(
         kScalarRowElementsPerThread, llvm::divideCeil(plan.cols, kBlockSize));
   const RowLayout layout = chooseRowLayout(plan.cols, width, demand, options);
@@ -793,22 +793,13 @@ LogicalResult UpdateEmitter::emitRowsCallKernel(KernelBody &kernel,
   DenseMap<unsigned, const Slot *> slotOf;
   for (const Slot &slot : kernel.slots)
     slotOf[slot.param.index] = &slot;
-  SmallVector<std::string> pointers, hypers;
-  for (auto [index, arg] : llvm::enumerate(plan.args)) {
-    const Slot *slot = slotOf.lookup(index);
-    std::string name =
-        slot ? slot->name
-             : kernel.names.unique("kfuse_unused_" + getArgName(update, index));
-    if (arg.role == ArgRole::hyper)
-      hypers.push_back("double " + name);
-    else
-      pointers.push_back(fmt::format("{}{} *__restrict__ {}",
-                                     arg.role == ArgRole::input ? "const " : "",
-                                     getCudaStorageType(arg.dtype), name));
-  }
-  llvm::append_range(pointers, hypers);
-  pointers.push_back("long long rows");
-  pointers.push_back("float *__restrict__ partials");
+  SmallVector<std::string> params =
+      getRowKernelParams(plan.args, [&](unsigned index) {
+        const Slot *slot = slotOf.lookup(index);
+        return slot ? slot->name
+                    : kernel.names.unique("kfuse_unused_" +
+                                          getArgName(update, index));
+      });
 
   KernelInfo &info = kernel.info;
   info.role = KernelInfo::Role::NormRows;
@@ -828,7 +819,7 @@ LogicalResult UpdateEmitter::emitRowsCallKernel(KernelBody &kernel,
       "  kfuse_grid_dependency_sync();\n"
       "  float kfuse_unused = 0.0f; // what other loops' values feed\n",
       plan.name, info.location, layout.rows, info.blockSize, info.launchBlocks,
-      info.name, llvm::join(pointers, ", "));
+      info.name, llvm::join(params, ", "));
   if (!kernel.prologue.empty())
     out += "  // Uniform values, once per thread.\n" + kernel.prologue;
   out += kernel.uniformInit;

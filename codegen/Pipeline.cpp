@@ -160,6 +160,20 @@ static llvm::Error runNormPipeline(func::FuncOp norm,
   return llvm::Error::success();
 }
 
+/// A specialized update's phases and their regions: kfuse-schedule-phases,
+/// kfuse-fuse-elementwise, canonicalize and CSE.
+static void addPhasePasses(OpPassManager &funcPm,
+                           const PipelineOptions &options) {
+  SchedulePhasesPassOptions phases;
+  phases.gridBarrier = options.gridBarrier;
+  funcPm.addPass(createSchedulePhasesPass(phases));
+  FuseElementwisePassOptions fuse;
+  fuse.maxGroupSize = options.fuse ? options.maxGroupSize : 1;
+  funcPm.addPass(createFuseElementwisePass(fuse));
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+}
+
 llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
                         const PipelineOptions &options) {
   MLIRContext *context = module.getContext();
@@ -253,14 +267,7 @@ llvm::Error runPipeline(ModuleOp module, const Specialization &spec,
   funcPm.addPass(createCSEPass());
   if (multiTensor)
     funcPm.addPass(createHorizontalPass());
-  SchedulePhasesPassOptions phases;
-  phases.gridBarrier = options.gridBarrier;
-  funcPm.addPass(createSchedulePhasesPass(phases));
-  FuseElementwisePassOptions fuse;
-  fuse.maxGroupSize = options.fuse ? options.maxGroupSize : 1;
-  funcPm.addPass(createFuseElementwisePass(fuse));
-  funcPm.addPass(createCanonicalizerPass());
-  funcPm.addPass(createCSEPass());
+  addPhasePasses(funcPm, options);
   if (failed(pm.run(module)))
     return errors.takeError("the kfuse pipeline failed");
   return llvm::Error::success();
@@ -348,17 +355,12 @@ emitNormThroughUpdates(ModuleOp module, const NormEmitOptions &options) {
   norm->setAttr(KFuseDialect::kUpdateAttrName, UnitAttr::get(context));
   norm->setAttr(KFuseDialect::kMultiTensorAttrName, UnitAttr::get(context));
   PassManager pm(context);
-  OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  funcPm.addPass(createSchedulePhasesPass());
-  funcPm.addPass(createFuseElementwisePass());
-  funcPm.addPass(createCanonicalizerPass());
-  funcPm.addPass(createCSEPass());
+  addPhasePasses(pm.nest<func::FuncOp>(), PipelineOptions());
   if (failed(pm.run(module)))
     return errors.takeError("the kfuse pipeline failed");
   FailureOr<KernelPlan> plan = emitRowsCuda(norm, options);
   if (failed(plan))
     return errors.takeError("norm code generation failed");
-  plan->cols = options.cols;
   return std::move(*plan);
 }
 
