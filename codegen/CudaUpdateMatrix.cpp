@@ -374,15 +374,15 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
       llvm::count_if(kernel.reductions, [](const ChunkReduction &reduction) {
         return reduction.level == ArgLevel::column;
       });
-  // Rows of 16-byte vectors are staged in shared memory (one buffer; the
-  // chunk's rows are too few for the norm's prefetch of the next group), as
-  // a norm's are: registers then stop limiting the blocks resident.
+  // Rows of 16-byte vectors are staged in shared memory, as a norm's are:
+  // registers then stop limiting the blocks resident. A table's chunk has
+  // too few rows for the norm's prefetch of the next row group, so it takes
+  // one buffer.
   RowLayoutOptions options;
   if (rowsCall) {
-    // A norm's row kernel: blocks of the layout's size; one staging buffer
-    // (the next row group's prefetch is not generated here yet).
+    // A norm's row kernel: blocks of the layout's size, and its staging
+    // (with the next row groups prefetched where the layout asks).
     options = *rowsCall;
-    options.stages = options.stages != 0 ? 1 : 0;
   } else {
     options.stages = 1;
     options.targetBlockSize = kBlockSize;
@@ -404,6 +404,13 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
         kScalarRowElementsPerThread, llvm::divideCeil(plan.cols, kBlockSize));
   const RowLayout layout = chooseRowLayout(plan.cols, width, demand, options);
   rowLayout = layout;
+  if (rowsCall && !layout.inRegisters)
+    return kernel.fused.emitOpError()
+           << "holds rows of " << plan.cols << " elements of "
+           << demand.fullInputs
+           << " tensors, more than a row kernel's block holds in registers "
+              "or shared memory; the update emitter's row kernel "
+              "(KFUSE_NORM_EMITTER=update) does not loop over a row";
   if (!layout.inRegisters || (!rowsCall && layout.blockSize() != kBlockSize))
     return kernel.fused.emitOpError()
            << "holds rows of " << plan.cols << " elements of "
@@ -418,9 +425,19 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
     return array + (vector ? "[k].v[j]" : "[k]");
   };
   // Staged inputs: the shared-memory address of the thread's vector k of
-  // the row (`{base} + k * {threads * 16}`), read back before each call.
-  std::string stageBases, stageCopies, vectorReads;
+  // the row (`{base} + k * {threads * 16}`, plus the buffer's offset where
+  // there are several), read back before each call. Each input has
+  // `stages` buffers of a row group.
+  struct StagedInput {
+    std::string base, type, pointer;
+  };
+  SmallVector<StagedInput> staged;
+  std::string stageBases, vectorReads;
   uint64_t stageOffset = 0;
+  const unsigned stages = layout.stages;
+  const uint64_t bufferBytes =
+      uint64_t(layout.rows) * layout.slotVectors() * 16;
+  std::string bufferOffset = stages > 1 ? " + kfuse_buffer" : "";
   // The vector k of a thread is vector k * threads + lane of its row; past
   // the row's end (a layout that does not split it exactly) there is none.
   std::string index =
@@ -459,20 +476,12 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
             "      const unsigned {} = kfuse_stages + {}u + (kfuse_slot * {} + "
             "kfuse_lane) * 16u;\n",
             base, stageOffset, layout.slotVectors());
-        stageOffset += uint64_t(layout.rows) * layout.slotVectors() * 16;
-        stageCopies += fmt::format(
-            "#pragma unroll\n"
-            "          for (int k = 0; k < {0}; ++k)\n"
-            "{1}"
-            "            {2}kfuse_stage<{3}>({4} + k * {5}u, reinterpret_cast<"
-            "const {3} *>({6}) + (kfuse_valid ? {7} : 0), kfuse_valid);\n",
-            items, inRow.empty() ? "" : "            if (" + inRow + ")\n",
-            inRow.empty() ? "" : "  ", type, base, threads * 16, slot.name,
-            index);
+        stageOffset += stages * bufferBytes;
+        staged.push_back({base, type, slot.name});
         vectorReads +=
-            fmt::format("{{0}}const {0} {1} = kfuse_unstage<{0}>({2} + "
-                        "k * {3}u);\n",
-                        type, local, base, threads * 16);
+            fmt::format("{{0}}const {0} {1} = kfuse_unstage<{0}>({2}{3} + "
+                        "k * {4}u);\n",
+                        type, local, base, bufferOffset, threads * 16);
         inputs[position] = local + ".v[j]";
       } else {
         bool column = slot.level == ArgLevel::column;
@@ -527,6 +536,25 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
           index, local);
     }
   }
+  // Copies of row `row` (valid where `valid`) into the buffer at byte
+  // offset `buffer` of every staged input's, as one commit group.
+  auto stageCopies = [&](StringRef row, StringRef valid, StringRef buffer) {
+    std::string text;
+    std::string at = row == "r" ? index
+                                : fmt::format("({}) * {} + k * {} + kfuse_lane",
+                                              row.str(), vectors, threads);
+    for (const StagedInput &input : staged)
+      text += fmt::format(
+          "#pragma unroll\n"
+          "          for (int k = 0; k < {0}; ++k)\n"
+          "{1}"
+          "            {2}kfuse_stage<{3}>({4}{5} + k * {6}u, reinterpret_cast<"
+          "const {3} *>({7}) + ({8} ? {9} : 0), {8});\n",
+          items, inRow.empty() ? "" : "            if (" + inRow + ")\n",
+          inRow.empty() ? "" : "  ", input.type, input.base, buffer.str(),
+          threads * 16, input.pointer, valid.str(), at);
+    return text + "          kfuse_stage_commit();\n";
+  };
   // With a static row length every row reduction is row-local; totals of
   // earlier phases per row or column would be a schedule not generated.
   if (!kernel.lineInputs.empty() ||
@@ -694,6 +722,23 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   // gridDim.x-th group of rows.
   std::string stride = rowsCall ? fmt::format("gridDim.x * {}ll", layout.rows)
                                 : std::to_string(layout.rows);
+  if (stages > 1) {
+    // The thread's first row is r0 + kfuse_slot in every form of the loop.
+    out += "      int kfuse_read_stage = 0;\n";
+    for (unsigned ahead = 0; ahead + 1 < stages; ++ahead)
+      out +=
+          fmt::format("      {{\n"
+                      "          const long long kfuse_ahead = r0 + "
+                      "kfuse_slot{};\n"
+                      "          const bool kfuse_ahead_valid = "
+                      "kfuse_ahead < r1;\n",
+                      ahead == 0 ? std::string()
+                                 : fmt::format(" + {} * ({})", ahead, stride)) +
+          stageCopies("kfuse_ahead", "kfuse_ahead_valid",
+                      ahead == 0 ? std::string()
+                                 : fmt::format(" + {}u", ahead * bufferBytes)) +
+          "      }\n";
+  }
   if (warps > 1) {
     out += fmt::format("      for (long long rb = r0; rb < r1; rb += {}) {{\n"
                        "        const long long r = rb + kfuse_slot;\n",
@@ -711,11 +756,34 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                        kWarpSize / threads - 1, stride);
   }
   out += "        const bool kfuse_valid = r < r1;\n";
-  if (!stageCopies.empty())
-    out += "        {\n" + stageCopies +
-           "          kfuse_stage_commit();\n"
+  if (stages == 1 && !staged.empty())
+    out += "        {\n" + stageCopies("r", "kfuse_valid", "") +
            "          kfuse_stage_wait<0>();\n"
            "        }\n";
+  if (stages > 1) {
+    // This iteration reads buffer kfuse_read_stage, copied stages - 1
+    // iterations ago; it copies the row stages - 1 iterations ahead into
+    // the buffer the previous one read. Each thread reads back only what it
+    // copied, so no barrier orders the buffers.
+    std::string previous = stages == 2
+                               ? std::string("(kfuse_read_stage ^ 1)")
+                               : fmt::format("(kfuse_read_stage == 0 ? {} : "
+                                             "kfuse_read_stage - 1)",
+                                             stages - 1);
+    out += fmt::format("        {{\n"
+                       "          const long long kfuse_ahead = r + {0} * "
+                       "({1});\n"
+                       "          const bool kfuse_ahead_valid = kfuse_ahead "
+                       "< r1;\n"
+                       "          const unsigned kfuse_fill = {2} * {3}u;\n",
+                       stages - 1, stride, previous, bufferBytes) +
+           stageCopies("kfuse_ahead", "kfuse_ahead_valid", " + kfuse_fill") +
+           fmt::format("          kfuse_stage_wait<{}>();\n"
+                       "        }}\n"
+                       "        const unsigned kfuse_buffer = "
+                       "kfuse_read_stage * {}u;\n",
+                       stages - 1, bufferBytes);
+  }
   out += loads + outputs;
   for (const KernelBody::RowLocal &row : kernel.rowLocals)
     out += fmt::format("        float {} = 0.0f;\n", row.total);
@@ -774,7 +842,15 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
          rowStores + "        }\n";
   if (warps > 1 && depth == 1)
     out += "        kfuse_parity ^= 1;\n";
+  if (stages == 2)
+    out += "        kfuse_read_stage ^= 1;\n";
+  else if (stages > 2)
+    out += fmt::format("        kfuse_read_stage = kfuse_read_stage == {} ? 0 "
+                       ": kfuse_read_stage + 1;\n",
+                       stages - 1);
   out += "      }\n";
+  if (stages > 1)
+    out += "      kfuse_stage_wait<0>(); // the last, empty prefetches\n";
   out += columnPartials;
   // The next chunk's rows use the scratch again.
   if (warps > 1 || (!columnPartials.empty() && layout.rows > 1))

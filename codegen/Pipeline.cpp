@@ -354,6 +354,7 @@ emitNormThroughUpdates(ModuleOp module, const NormEmitOptions &options) {
   norm->removeAttr(KFuseDialect::kNormAttrName);
   norm->setAttr(KFuseDialect::kUpdateAttrName, UnitAttr::get(context));
   norm->setAttr(KFuseDialect::kMultiTensorAttrName, UnitAttr::get(context));
+  norm->setAttr(KFuseDialect::kRowKernelAttrName, UnitAttr::get(context));
   PassManager pm(context);
   addPhasePasses(pm.nest<func::FuncOp>(), PipelineOptions());
   if (failed(pm.run(module)))

@@ -426,7 +426,7 @@ LogicalResult KFuseDialect::verifyOperationAttribute(Operation *op,
     return verifyNorm(func);
   }
   if (name == kMultiTensorAttrName || name == kFoundInfAttrName ||
-      name == kGridBarrierAttrName) {
+      name == kGridBarrierAttrName || name == kRowKernelAttrName) {
     auto func = dyn_cast<func::FuncOp>(op);
     if (!isa<UnitAttr>(attr.getValue()) || !func || !isUpdate(func))
       return op->emitOpError()

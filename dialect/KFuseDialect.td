@@ -48,7 +48,10 @@ def KFuse_Dialect : Dialect {
     reads: `kfuse.multi_tensor` (one kernel over a table of tensor groups,
     kfuse-horizontal), `kfuse.found_inf` (skip steps with non-finite grads,
     kfuse-grad-scaling) and `kfuse.grid_barrier` (the reduction phases in
-    one cooperative launch, kfuse-schedule-phases).
+    one cooperative launch, kfuse-schedule-phases); the norm pipeline marks
+    a norm it emits through the update code generator `kfuse.row_kernel`
+    (blocks of whole rows under a norm's launch, which hold longer rows than
+    a table's chunks: see isRowLocalReduce).
 
     An update's tensors may instead be 2-D, for an optimizer that keeps
     statistics of a param's rows and columns (Adafactor's factored second
@@ -119,6 +122,7 @@ def KFuse_Dialect : Dialect {
     static constexpr llvm::StringLiteral kFoundInfAttrName = "kfuse.found_inf";
     static constexpr llvm::StringLiteral kGridBarrierAttrName = "kfuse.grid_barrier";
     static constexpr llvm::StringLiteral kNormAttrName = "kfuse.norm";
+    static constexpr llvm::StringLiteral kRowKernelAttrName = "kfuse.row_kernel";
   }];
 }
 

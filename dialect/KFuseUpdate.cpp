@@ -46,22 +46,18 @@ Value getWholeTensorReduceInput(ReduceOp reduce) {
   return inner.getInput();
 }
 
-bool isRowLocalReduce(ReduceOp reduce) {
-  if (reduce.getDim() != 1 || reduce.getKind() == ReduceKind::mean)
-    return false;
-  if (reduce->getParentOfType<FusedOp>())
-    return true;
-  auto input = dyn_cast<RankedTensorType>(reduce.getInput().getType());
-  if (!input || input.getRank() != 2 || input.isDynamicDim(1))
-    return false;
-  int64_t extent = input.getDimSize(1);
+/// Whether rows of `extent` elements of 2-D update `func` fit the register
+/// rows of its schedule (see isRowLocalReduce).
+static bool fitsRegisterRows(func::FuncOp func, int64_t extent) {
+  if (func && func->hasAttr(KFuseDialect::kRowKernelAttrName))
+    return extent <= kMaxRowKernelElements;
   if (extent < 32 || extent % 32 != 0 || extent > kMaxRegisterRowElements)
     return false;
   // What a thread holds of a row: every tensor of whole rows (neither extent
   // a static 1), and half as much again of each value per column (1 x N),
   // as the code generator's register estimate counts them.
   int64_t halves = 2;
-  if (auto func = reduce->getParentOfType<func::FuncOp>()) {
+  if (func) {
     halves = 0;
     for (Type type : func.getArgumentTypes()) {
       auto tensor = dyn_cast<RankedTensorType>(type);
@@ -70,7 +66,18 @@ bool isRowLocalReduce(ReduceOp reduce) {
       halves += tensor.getDimSize(0) == 1 ? 1 : 2;
     }
   }
-  if (extent * halves > 2 * kMaxRegisterRowArrayElements)
+  return extent * halves <= 2 * kMaxRegisterRowArrayElements;
+}
+
+bool isRowLocalReduce(ReduceOp reduce) {
+  if (reduce.getDim() != 1 || reduce.getKind() == ReduceKind::mean)
+    return false;
+  if (reduce->getParentOfType<FusedOp>())
+    return true;
+  auto input = dyn_cast<RankedTensorType>(reduce.getInput().getType());
+  if (!input || input.getRank() != 2 || input.isDynamicDim(1) ||
+      !fitsRegisterRows(reduce->getParentOfType<func::FuncOp>(),
+                        input.getDimSize(1)))
     return false;
   // The inner half of a reduction over the whole tensor accumulates with it.
   return llvm::none_of(reduce->getUsers(), [](Operation *user) {

@@ -10,7 +10,12 @@
 // RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_fwd.mlir --cols=1024 --emit=cuda --stats -o /dev/null | FileCheck %s --check-prefix=ROWS-STATS
 // RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/rmsnorm_fwd.mlir --cols=4096 --input-dtype=bf16 --emit=ptx --arch=sm_80 > /dev/null
 // RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=1024 --emit=cuda | FileCheck %s --check-prefix=ROWS-SUMS
-// RUN: not env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=4096 --emit=cuda 2>&1 | FileCheck %s --check-prefix=ROWS-BWD
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=4096 --emit=cuda | FileCheck %s --check-prefix=ROWS-PREFETCH
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=4096 --input-dtype=bf16 --emit=ptx --arch=sm_80 > /dev/null
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/rmsnorm_fwd.mlir --cols=12288 --emit=cuda --stats -o /dev/null | FileCheck %s --check-prefix=ROWS-WIDE
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_fwd.mlir --cols=1001 --input-dtype=bf16 --emit=ptx --arch=sm_90 > /dev/null
+// RUN: not env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=20000 --emit=cuda 2>&1 | FileCheck %s --check-prefix=ROWS-LONG
+// RUN: not env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=40000 --emit=cuda 2>&1 | FileCheck %s --check-prefix=ROWS-BWD
 // RUN: not kfuse compile %s --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
 
 // A norm written as an update: 'input' and 'output' arguments beside (or
@@ -76,7 +81,28 @@ func.func @writes_input(
 // ROWS-SUMS:      kfuse_layernorm_bwd_finish(const float *__restrict__ partials, int grid, float *__restrict__ out_dweight, float *__restrict__ out_dbias) {
 // ROWS-SUMS:      out_dweight[col] = total;
 // ROWS-SUMS:      out_dbias[col] = total;
-// Rows of 4096 with x, dy and dx are more than the loop holds: three phases.
+// One row a block: the next row is copied into the other buffer while this
+// one is computed, as the norm emitter's prefetch does.
+// ROWS-PREFETCH:      const unsigned dy_stage = kfuse_stages + 32768u + (kfuse_slot * 1024 + kfuse_lane) * 16u;
+// ROWS-PREFETCH:      int kfuse_read_stage = 0;
+// ROWS-PREFETCH:        const long long kfuse_ahead = r0 + kfuse_slot;
+// ROWS-PREFETCH:        kfuse_stage_commit();
+// ROWS-PREFETCH:      for (long long rb = r0; rb < r1; rb += gridDim.x * 1ll) {
+// ROWS-PREFETCH:        const long long kfuse_ahead = r + 1 * (gridDim.x * 1ll);
+// ROWS-PREFETCH:        const unsigned kfuse_fill = (kfuse_read_stage ^ 1) * 16384u;
+// ROWS-PREFETCH:        kfuse_stage<kfuse_f32x4>(dy_stage + kfuse_fill + k * 4096u, reinterpret_cast<const kfuse_f32x4 *>(dy) + (kfuse_ahead_valid ? (kfuse_ahead) * 1024 + k * 256 + kfuse_lane : 0), kfuse_ahead_valid);
+// ROWS-PREFETCH:        kfuse_stage_wait<1>();
+// ROWS-PREFETCH:      const unsigned kfuse_buffer = kfuse_read_stage * 16384u;
+// ROWS-PREFETCH:      const kfuse_f32x4 dy_e = kfuse_unstage<kfuse_f32x4>(dy_stage + kfuse_buffer + k * 4096u);
+// ROWS-PREFETCH:      kfuse_read_stage ^= 1;
+// ROWS-PREFETCH:    kfuse_stage_wait<0>(); // the last, empty prefetches
+// A long forward row without column sums: the norm's wide layout, 64
+// elements a thread in registers, unstaged.
+// ROWS-WIDE: "block_size":192,
+// ROWS-WIDE-SAME: "items_per_thread":16,
+// ROWS-WIDE-SAME: "stages":0,
+// ROWS-LONG: layernorm_bwd.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kfuse.fused' op holds rows of 20000 elements of 2 tensors, more than a row kernel's block holds in registers or shared memory
+// Rows past the row kernel's 32768 elements are not row-local: three phases.
 // ROWS-BWD:  error: 'func.func' op has 3 phase(s); the update emitter's row kernel (KFUSE_NORM_EMITTER=update) generates one over rows it holds in registers, and a second that stores its column sums
 
 // BAD: error: 'kfuse.write' op writes input argument #0 ('x'), which is read only
