@@ -546,7 +546,8 @@ def update_emitter_rows_match_float64():
     2-D updates under the norm ABI, its column sums through the finish
     kernel) against float64, as the norm emitter's are checked above: rows
     of several a block, one a block with the next prefetched, long rows
-    held in registers, odd lengths. A norm it does not generate (a row
+    held in registers, rows looped over (column sums in shared memory and
+    in the partials), odd lengths. A norm it does not generate (a row
     longer than a block holds) is counted, not failed."""
     import os
     os.environ["KFUSE_NORM_LIVE_KNOBS"] = "1"
@@ -558,11 +559,12 @@ def update_emitter_rows_match_float64():
         for name in ("layernorm_fwd", "rmsnorm_fwd", "layernorm_bwd",
                      "rmsnorm_bwd"):
             norm = kfuse.Norm(str(REPO / "library" / "norm" / f"{name}.mlir"))
-            for cols in (32, 100, 768, 1001, 1024, 4096, 12288):
+            for cols in (32, 100, 768, 1001, 1024, 4096, 12288, 20000,
+                         40000):
                 for xdt, wdt in (("float32", "float32"),
                                  ("bfloat16", "bfloat16"),
                                  ("bfloat16", "float32")):
-                    for rows in (1, 7, 5003):
+                    for rows in (1, 7, 5003 if cols <= 12288 else 700):
                         seed += 10
                         x, w, b, dy = inputs(rows, cols, xdt, wdt, seed)
                         _, mean, rstd = ref_ln_fwd(x, w, w)

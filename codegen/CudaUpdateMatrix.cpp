@@ -395,8 +395,8 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
     for (const Slot &slot : kernel.slots)
       if (slot.param.kind == KernelParam::Kind::Tensor)
         options.reservedRegisters += 2;
+    options.columnSums = RowLayoutOptions::ColumnSums::registers;
   }
-  options.columnSums = RowLayoutOptions::ColumnSums::registers;
   // A table's scalar loop (entries not aligned for vectors, rare) holds
   // few elements a thread, so that its registers never set the kernel's.
   if (!vector && !rowsCall)
@@ -404,20 +404,26 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
         kScalarRowElementsPerThread, llvm::divideCeil(plan.cols, kBlockSize));
   const RowLayout layout = chooseRowLayout(plan.cols, width, demand, options);
   rowLayout = layout;
-  if (rowsCall && !layout.inRegisters)
-    return kernel.fused.emitOpError()
-           << "holds rows of " << plan.cols << " elements of "
-           << demand.fullInputs
-           << " tensors, more than a row kernel's block holds in registers "
-              "or shared memory; the update emitter's row kernel "
-              "(KFUSE_NORM_EMITTER=update) does not loop over a row";
-  if (!layout.inRegisters || (!rowsCall && layout.blockSize() != kBlockSize))
+  // A row kernel's row longer than a block holds is looped over: each call
+  // loads the thread's vectors of the element inputs again (from L2 where
+  // the row fits there).
+  const bool looped = rowsCall && !layout.inRegisters;
+  // With one row a block each column has one owner thread, which may add
+  // the block's rows in shared memory or in the block's own slice of the
+  // partials instead of registers (RowLayout::sums).
+  const bool ownedSums = layout.sums != RowLayout::Sums::registers;
+  if (!looped &&
+      (!layout.inRegisters || (!rowsCall && layout.blockSize() != kBlockSize)))
     return kernel.fused.emitOpError()
            << "holds rows of " << plan.cols << " elements of "
            << demand.fullInputs
            << " tensors in registers, more than a block's registers hold";
   const int64_t vectors = layout.vectors;
-  const unsigned threads = layout.threads, items = layout.items;
+  const unsigned threads = layout.threads;
+  const unsigned items = layout.items * layout.chunks;
+  const std::string unroll =
+      looped ? fmt::format("#pragma unroll {}\n", layout.items)
+             : std::string("#pragma unroll\n");
 
   std::string loads, outputs, stores, rowStores;
   DenseMap<unsigned, std::string> inputs, outs;
@@ -492,28 +498,31 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                                  "{} *>({}) + {})",
                                  type, slot.name, at)
                    : fmt::format("__ldcg(&{}[{}])", slot.name, at);
-        if (column) {
+        if (column || looped) {
           // A value per column (the thread's columns, the same in every
           // row) is loaded where a call reads it: held over the row, it
           // would take registers the row's elements need, as a norm's
-          // column inputs would (ColumnInputs::reload).
+          // column inputs would (ColumnInputs::reload). So is every input
+          // of a looped row.
           vectorReads +=
               fmt::format("{{0}}const {} {} = {};\n", type, local, load);
           inputs[position] = vector ? local + ".v[j]" : local;
-          continue;
+          if (column)
+            continue;
+        } else {
+          loads += fmt::format(
+              "        {0} {1}[{2}] = {{}};\n"
+              "        if (kfuse_valid) {{\n"
+              "#pragma unroll\n"
+              "          for (int k = 0; k < {2}; ++k)\n"
+              "{3}"
+              "            {4}{1}[k] = {5};\n"
+              "        }}\n",
+              type, local, items,
+              inRow.empty() ? "" : "            if (" + inRow + ")\n",
+              inRow.empty() ? "" : "  ", load);
+          inputs[position] = element(local);
         }
-        loads +=
-            fmt::format("        {0} {1}[{2}] = {{}};\n"
-                        "        if (kfuse_valid) {{\n"
-                        "#pragma unroll\n"
-                        "          for (int k = 0; k < {2}; ++k)\n"
-                        "{3}"
-                        "            {4}{1}[k] = {5};\n"
-                        "        }}\n",
-                        type, local, items,
-                        inRow.empty() ? "" : "            if (" + inRow + ")\n",
-                        inRow.empty() ? "" : "  ", load);
-        inputs[position] = element(local);
       }
     }
     if (!slot.param.written)
@@ -569,9 +578,51 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   // A column's sum: each thread adds its columns over the rows it holds,
   // then the block's row slots add theirs in slot order.
   std::string columnAccumulators, columnPartials;
+  // Loops over the thread's columns (its vector k's element j) from
+  // `indent` spaces, and the indent of their body.
+  auto forEachColumn = [&](unsigned indent, bool unrollVectors) {
+    std::string in(indent, ' ');
+    return fmt::format("{0}{1}for (int k = 0; k < {2}; ++k)\n"
+                       "{3}"
+                       "#pragma unroll\n"
+                       "{1}  {4}for (int j = 0; j < {5}; ++j)\n",
+                       unrollVectors ? "#pragma unroll\n" : "", in, items,
+                       inRow.empty() ? "" : in + "  if (" + inRow + ")\n",
+                       inRow.empty() ? "" : "  ", width);
+  };
+  auto columnBodyIndent = [&](unsigned indent) {
+    return std::string(indent + (inRow.empty() ? 4 : 6), ' ');
+  };
+  const std::string column =
+      fmt::format("(k * {} + kfuse_lane) * {} + j", threads, width);
   for (const ChunkReduction &reduction : kernel.reductions) {
     if (reduction.level != ArgLevel::column)
       continue;
+    if (ownedSums) {
+      // The owner adds the block's rows in row order, then (from shared
+      // memory) stores them as the block's partial.
+      std::string partial = fmt::format(
+          "partials + ((long long){} * gridDim.x + blockIdx.x) * {}",
+          reduction.index, plan.cols);
+      std::string base =
+          layout.sums == RowLayout::Sums::shared
+              ? fmt::format("reinterpret_cast<float *>(kfuse_smem + {}) + {}",
+                            stageOffset, reduction.index * plan.cols)
+              : partial;
+      std::string forEach = forEachColumn(6, /*unrollVectors=*/false);
+      std::string indent = columnBodyIndent(6);
+      columnAccumulators +=
+          fmt::format("      float *const {0} = {1};\n", reduction.accumulator,
+                      base) +
+          forEach +
+          fmt::format("{}{}[{}] = {};\n", indent, reduction.accumulator, column,
+                      getReduceIdentity(reduction.kind));
+      if (layout.sums == RowLayout::Sums::shared)
+        columnPartials +=
+            forEach + fmt::format("{}({})[{}] = {}[{}];\n", indent, partial,
+                                  column, reduction.accumulator, column);
+      continue;
+    }
     columnAccumulators += fmt::format("      float {0}[{1}][{2}];\n"
                                       "#pragma unroll\n"
                                       "      for (int k = 0; k < {1}; ++k)\n"
@@ -580,17 +631,8 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
                                       "          {0}[k][j] = {3};\n",
                                       reduction.accumulator, items, width,
                                       getReduceIdentity(reduction.kind));
-    std::string forEach = fmt::format(
-        "#pragma unroll\n"
-        "        for (int k = 0; k < {0}; ++k)\n"
-        "{1}"
-        "#pragma unroll\n"
-        "{2}for (int j = 0; j < {3}; ++j)\n",
-        items, inRow.empty() ? "" : "          if (" + inRow + ")\n",
-        inRow.empty() ? "          " : "            ", width);
-    std::string body = inRow.empty() ? "            " : "              ";
-    std::string column =
-        fmt::format("(k * {} + kfuse_lane) * {} + j", threads, width);
+    std::string forEach = forEachColumn(8, /*unrollVectors=*/true);
+    std::string body = columnBodyIndent(8);
     if (layout.rows > 1)
       columnPartials += emitSlotOrderCombine(
           layout.rows, "kfuse_slot", "kfuse_s",
@@ -635,9 +677,11 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
           // Values per row are reduced once per row, by the row call.
           if (stage <= depth || reduction.source != source)
             return std::string("kfuse_unused");
-          return reduction.level == ArgLevel::column
-                     ? reduction.accumulator + "[k][j]"
-                     : reduction.accumulator;
+          if (reduction.level != ArgLevel::column)
+            return reduction.accumulator;
+          return ownedSums ? fmt::format("{}[(k * {} + kfuse_lane) * {} + j]",
+                                         reduction.accumulator, threads, width)
+                           : reduction.accumulator + "[k][j]";
         },
         [&](const KernelBody::RowLocal &row) {
           return row.depth < stage ? row.total : std::string("0.0f");
@@ -663,11 +707,11 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
         body += indent.substr(12) + line.str() + "\n";
     if (!inRow.empty())
       body = "            if (" + inRow + ") {\n" + body + "            }\n";
-    return fmt::format("#pragma unroll\n"
-                       "          for (int k = 0; k < {0}; ++k) {{\n"
-                       "{1}"
+    return fmt::format("{0}"
+                       "          for (int k = 0; k < {1}; ++k) {{\n"
+                       "{2}"
                        "          }}\n",
-                       items, body);
+                       unroll, items, body);
   };
 
   // Scratch for the warps of a row: one region per depth, or two that
@@ -689,14 +733,21 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
       "      const int kfuse_slot = threadIdx.x / {1};\n",
       plan.cols, threads, items, width, layout.rows,
       layout.stages > 0 ? " (inputs staged in shared memory)" : "");
+  // Dynamic shared memory: the stages, then column sums kept there.
+  uint64_t sharedBytes = stageOffset;
+  if (layout.sums == RowLayout::Sums::shared)
+    sharedBytes += uint64_t(demand.columnSums) * plan.cols * 4;
+  if (sharedBytes > 0) {
+    out +=
+        "      extern __shared__ __align__(16) unsigned char kfuse_smem[];\n";
+    kernel.info.sharedBytes =
+        std::max<uint64_t>(kernel.info.sharedBytes, sharedBytes);
+  }
   if (layout.stages > 0) {
-    out += "      extern __shared__ __align__(16) unsigned char kfuse_smem[];\n"
-           "      const unsigned kfuse_stages = "
+    out += "      const unsigned kfuse_stages = "
            "kfuse_shared_address(kfuse_smem);\n" +
            stageBases;
     usesStaging = true;
-    kernel.info.sharedBytes =
-        std::max<uint64_t>(kernel.info.sharedBytes, stageOffset);
   }
   // The vector loop's layout bounds the kernel: the scalar one is for
   // the rare entries not aligned for vectors.
@@ -884,9 +935,9 @@ LogicalResult UpdateEmitter::emitRowsCallKernel(KernelBody &kernel,
   info.blockSize = layout.blockSize();
   info.rowsPerBlock = layout.rows;
   info.threadsPerRow = layout.threads;
-  info.itemsPerThread = layout.items;
+  info.itemsPerThread = layout.items * layout.chunks;
   info.stages = layout.stages;
-  info.rowInRegisters = true;
+  info.rowInRegisters = layout.inRegisters;
   info.vectorWidth = vectorWidth;
   out += fmt::format(
       "// The row kernel of @{}, from {}: the register-row loop over a "

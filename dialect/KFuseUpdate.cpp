@@ -50,7 +50,7 @@ Value getWholeTensorReduceInput(ReduceOp reduce) {
 /// rows of its schedule (see isRowLocalReduce).
 static bool fitsRegisterRows(func::FuncOp func, int64_t extent) {
   if (func && func->hasAttr(KFuseDialect::kRowKernelAttrName))
-    return extent <= kMaxRowKernelElements;
+    return true;
   if (extent < 32 || extent % 32 != 0 || extent > kMaxRegisterRowElements)
     return false;
   // What a thread holds of a row: every tensor of whole rows (neither extent

@@ -46,19 +46,16 @@ mlir::Value getWholeTensorReduceInput(ReduceOp reduce);
 constexpr int64_t kMaxRegisterRowElements = 8192;
 constexpr int64_t kMaxRegisterRowArrayElements = 16384;
 
-/// Most elements of a row of a 2-D update compiled as a row kernel (the
-/// `kfuse.row_kernel` attribute, which a norm emitted by the update emitter
-/// carries): its blocks hold whole rows over up to 1024 threads, staged in
-/// shared memory, so the code generator's row layout, not this rule, decides
-/// what fits (and names the row length where nothing does).
-constexpr int64_t kMaxRowKernelElements = 32768;
 
 /// Whether `reduce` takes the sum, maximum or variance of each row of a 2-D
 /// value whose rows are short enough to be held in registers (a static extent,
 /// a multiple of 32, at most kMaxRegisterRowElements, and with the function's
 /// other tensors of whole rows, and half its values per column, at most
-/// kMaxRegisterRowArrayElements; in a row kernel any static extent up to
-/// kMaxRowKernelElements): its result is
+/// kMaxRegisterRowArrayElements; in a 2-D update compiled as a row kernel,
+/// the `kfuse.row_kernel` attribute a norm emitted by the update emitter
+/// carries, any static extent: its blocks hold whole rows over up to 1024
+/// threads, staged in shared memory, or loop over longer ones, so the code
+/// generator's row layout decides how): its result is
 /// then known in the same phase, as the per-block scale of a quantized state
 /// or a norm's row statistics. In a kfuse.fused body it is the reduction of
 /// the element over its row. Such reductions are fused with the math around

@@ -14,8 +14,10 @@
 // RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=4096 --input-dtype=bf16 --emit=ptx --arch=sm_80 > /dev/null
 // RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/rmsnorm_fwd.mlir --cols=12288 --emit=cuda --stats -o /dev/null | FileCheck %s --check-prefix=ROWS-WIDE
 // RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_fwd.mlir --cols=1001 --input-dtype=bf16 --emit=ptx --arch=sm_90 > /dev/null
-// RUN: not env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=20000 --emit=cuda 2>&1 | FileCheck %s --check-prefix=ROWS-LONG
-// RUN: not env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=40000 --emit=cuda 2>&1 | FileCheck %s --check-prefix=ROWS-BWD
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=20000 --emit=cuda | FileCheck %s --check-prefix=ROWS-LOOPED-SHARED
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=40000 --emit=cuda | FileCheck %s --check-prefix=ROWS-LOOPED
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_bwd.mlir --cols=40000 --input-dtype=bf16 --emit=ptx --arch=sm_90 > /dev/null
+// RUN: env KFUSE_NORM_EMITTER=update kfuse compile %S/../../library/norm/layernorm_fwd.mlir --cols=100003 --emit=ptx --arch=sm_80 > /dev/null
 // RUN: not kfuse compile %s --emit=cuda 2>&1 | FileCheck %s --check-prefix=BAD
 
 // A norm written as an update: 'input' and 'output' arguments beside (or
@@ -101,9 +103,22 @@ func.func @writes_input(
 // ROWS-WIDE: "block_size":192,
 // ROWS-WIDE-SAME: "items_per_thread":16,
 // ROWS-WIDE-SAME: "stages":0,
-// ROWS-LONG: layernorm_bwd.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'kfuse.fused' op holds rows of 20000 elements of 2 tensors, more than a row kernel's block holds in registers or shared memory
-// Rows past the row kernel's 32768 elements are not row-local: three phases.
-// ROWS-BWD:  error: 'func.func' op has 3 phase(s); the update emitter's row kernel (KFUSE_NORM_EMITTER=update) generates one over rows it holds in registers, and a second that stores its column sums
+// A row longer than a block holds is looped over: each call loads its
+// vectors again, and a column has one owner thread, which adds the block's
+// rows in shared memory where the sums fit there, then stores them...
+// ROWS-LOOPED-SHARED:      extern __shared__ __align__(16) unsigned char kfuse_smem[];
+// ROWS-LOOPED-SHARED:      float *const col_acc1 = reinterpret_cast<float *>(kfuse_smem + 0) + 20000;
+// ROWS-LOOPED-SHARED:      #pragma unroll 2
+// ROWS-LOOPED-SHARED-NEXT: for (int k = 0; k < 10; ++k) {
+// ROWS-LOOPED-SHARED:        const kfuse_f32x4 x__e = kfuse_ldcg_vector(reinterpret_cast<const kfuse_f32x4 *>(x_) + r * 5000 + k * 512 + kfuse_lane);
+// ROWS-LOOPED-SHARED:        col_acc0[(k * 512 + kfuse_lane) * 4 + j], col_acc1[(k * 512 + kfuse_lane) * 4 + j]
+// ROWS-LOOPED-SHARED:        (partials + ((long long)1 * gridDim.x + blockIdx.x) * 20000)[(k * 512 + kfuse_lane) * 4 + j] = col_acc1[(k * 512 + kfuse_lane) * 4 + j];
+// ...else in the block's slice of the partials.
+// ROWS-LOOPED-NOT: kfuse_smem
+// ROWS-LOOPED:      float *const col_acc0 = partials + ((long long)0 * gridDim.x + blockIdx.x) * 40000;
+// ROWS-LOOPED:        col_acc0[(k * 512 + kfuse_lane) * 4 + j] = 0.0f;
+// ROWS-LOOPED:      for (int k = 0; k < 20; ++k) {
+// ROWS-LOOPED:        col_acc0[(k * 512 + kfuse_lane) * 4 + j], col_acc1[(k * 512 + kfuse_lane) * 4 + j]
 
 // BAD: error: 'kfuse.write' op writes input argument #0 ('x'), which is read only
   kfuse.write %two to %x : tensor<?x64xf32>
