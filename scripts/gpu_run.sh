@@ -4,7 +4,8 @@
 #   bash scripts/gpu_run.sh
 # Writes under $OUT (at most 8 files come back): gpu_run.log (everything),
 # gtest.json, test_gpu.json, kfuse_bench.json, bench_multi_tensor.json,
-# bench_adamw.json, test_gpu_norm.json, host_norm.jsonl, bench_norm.json,
+# bench_adamw.json, test_gpu_norm.json, test_gpu_norm_update.json,
+# host_norm.jsonl, bench_norm.json,
 # profile_norm.jsonl, ab_emitters.jsonl,
 # bench_compile.json, test_gpu_optim.json, test_gpu_optim_reduce.json,
 # test_gpu_nn.json, test_gpu_dist.json,
@@ -178,6 +179,11 @@ if want norm; then
     step "python GPU tests: norms with KFUSE_NORM_STAGES=$stages"
     KFUSE_NORM_STAGES=$stages run python3 bench/test_gpu_norm.py
   done
+
+  # Every norm test again with the update emitter's row kernels.
+  step "python GPU tests: norms with KFUSE_NORM_EMITTER=update"
+  KFUSE_NORM_EMITTER=update run python3 bench/test_gpu_norm.py \
+    --json "$OUT/test_gpu_norm_update.json"
 
   # The row kernels of the update emitter (KFUSE_NORM_EMITTER=update)
   # beside the norm emitter's, in one process per norm: outputs and speed.
