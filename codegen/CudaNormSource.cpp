@@ -961,22 +961,13 @@ LogicalResult SourceEmitter::emit() {
     stagedInputs.assign(fullInputs.begin(), fullInputs.end());
   std::string base = sanitizeIdentifier(plan.name);
   KernelInfo rows;
-  rows.role = KernelInfo::Role::NormRows;
+  setRowKernelLaunch(rows, layout);
   rows.name = names.unique(fmt::format("kfuse_{}_rows", base));
   rows.location = formatLocation(func.getLoc());
-  rows.blockSize = layout.blockSize();
-  rows.rowsPerBlock = layout.rows;
-  rows.threadsPerRow = layout.threads;
-  rows.itemsPerThread = layout.items * layout.chunks;
-  rows.launchBlocks = layout.launchBlocks;
   rows.sharedBytes =
       (layout.sums == RowLayout::Sums::shared ? columnSumBytes(layout, demand)
                                               : 0) +
       layout.stages * stageBytes(layout, demand);
-  rows.stages = layout.stages;
-  rows.vectorWidth = layout.vec;
-  rows.rowInRegisters = layout.inRegisters;
-  rows.columnInputsInRegisters = layout.columnInputsInRegisters;
   for (const ColumnOutput &output : program.columnOutputs)
     plan.columnOutputs.push_back(output.arg);
   plan.kernels.push_back(std::move(rows));

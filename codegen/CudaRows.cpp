@@ -375,6 +375,19 @@ RowLayout chooseRowLayout(int64_t cols, unsigned vec,
   return layout;
 }
 
+void setRowKernelLaunch(KernelInfo &info, const RowLayout &layout) {
+  info.role = KernelInfo::Role::NormRows;
+  info.blockSize = layout.blockSize();
+  info.rowsPerBlock = layout.rows;
+  info.threadsPerRow = layout.threads;
+  info.itemsPerThread = layout.items * layout.chunks;
+  info.launchBlocks = layout.launchBlocks;
+  info.stages = layout.stages;
+  info.vectorWidth = layout.vec;
+  info.rowInRegisters = layout.inRegisters;
+  info.columnInputsInRegisters = layout.columnInputsInRegisters;
+}
+
 unsigned getRowPartFloats(llvm::ArrayRef<RowPart> parts) {
   unsigned floats = 0;
   for (const RowPart &part : parts)

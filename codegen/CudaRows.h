@@ -155,6 +155,12 @@ RowLayout chooseRowLayout(int64_t cols, unsigned vec,
                           const RegisterDemand &demand,
                           const RowLayoutOptions &options);
 
+/// Sets the launch fields of the row kernel `info` (KernelInfo::Role::
+/// NormRows) from `layout`: its block, rows a block, threads a row, vectors a
+/// thread, stages, vector width, blocks the launch bounds ask for and
+/// whether the row is whole.
+void setRowKernelLaunch(KernelInfo &info, const RowLayout &layout);
+
 /// Bytes of shared memory one stage of a row group takes (every full
 /// input of every row slot), and the column sums kept there, per block.
 uint64_t stageBytes(const RowLayout &layout, const RegisterDemand &demand);

@@ -381,8 +381,10 @@ FailureOr<std::string> UpdateEmitter::emitRegisterRowLoop(KernelBody &kernel,
   RowLayoutOptions options;
   if (rowsCall) {
     // A norm's row kernel: blocks of the layout's size, and its staging
-    // (with the next row groups prefetched where the layout asks).
+    // (with the next row groups prefetched where the layout asks). Column
+    // inputs are loaded where a call reads them (ColumnInputs::reload).
     options = *rowsCall;
+    options.columnInputs = RowLayoutOptions::ColumnInputs::reload;
   } else {
     options.stages = 1;
     options.targetBlockSize = kBlockSize;
@@ -929,16 +931,9 @@ LogicalResult UpdateEmitter::emitRowsCallKernel(KernelBody &kernel,
       });
 
   KernelInfo &info = kernel.info;
-  info.role = KernelInfo::Role::NormRows;
+  setRowKernelLaunch(info, layout);
   info.name = kernel.name;
   info.location = formatLocation(update.getLoc());
-  info.blockSize = layout.blockSize();
-  info.rowsPerBlock = layout.rows;
-  info.threadsPerRow = layout.threads;
-  info.itemsPerThread = layout.items * layout.chunks;
-  info.stages = layout.stages;
-  info.rowInRegisters = layout.inRegisters;
-  info.vectorWidth = vectorWidth;
   out += fmt::format(
       "// The row kernel of @{}, from {}: the register-row loop over a "
       "block's\n// groups of {} row(s), every gridDim.x-th.\n"

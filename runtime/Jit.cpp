@@ -65,6 +65,14 @@ void setStorageDTypes(Specialization &spec, llvm::ArrayRef<ArgInfo> infos,
   }
 }
 
+llvm::Error checkHyperArg(const ArgInfo &info, const LaunchArg &arg) {
+  if (!arg.data)
+    return llvm::Error::success();
+  return makeError(ErrorCode::InvalidArgument,
+                   "hyperparameter '" + info.name +
+                       "' must be a scalar value, got a pointer");
+}
+
 llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
                                              llvm::ArrayRef<LaunchArg> args,
                                              bool specializeNumel) {
@@ -82,9 +90,8 @@ llvm::Expected<Specialization> specializeFor(llvm::ArrayRef<ArgInfo> infos,
   for (auto [info, arg] : llvm::zip_equal(infos, args)) {
     const std::string &name = info.name;
     if (info.role == ArgRole::hyper) {
-      if (arg.data)
-        return invalid("hyperparameter '" + name +
-                       "' must be a scalar value, got a pointer");
+      if (llvm::Error error = checkHyperArg(info, arg))
+        return std::move(error);
       continue;
     }
     if (arg.dtype == DType::pred)

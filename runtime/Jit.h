@@ -48,6 +48,10 @@ unsigned commonAlignment(llvm::ArrayRef<const void *> pointers);
 llvm::Error checkTensorLevelArg(const ArgInfo &info, const LaunchArg &arg,
                                 const llvm::Twine &where = "");
 
+/// Checks that `arg`, bound to the hyperparameter `info`, is a value, not a
+/// pointer.
+llvm::Error checkHyperArg(const ArgInfo &info, const LaunchArg &arg);
+
 /// Sets `spec`'s storage dtypes from `args`, bound to the update's
 /// `infos`: each tensor argument's own, and each role's first as the role's
 /// (what arguments a pass adds, such as model copies, take).

@@ -52,9 +52,8 @@ llvm::Expected<Specialization> specializeNormFor(llvm::ArrayRef<ArgInfo> infos,
   for (auto [index, info, arg] : llvm::enumerate(infos, args)) {
     const std::string &name = info.name;
     if (info.role == ArgRole::hyper) {
-      if (arg.data)
-        return invalid("hyperparameter '" + name +
-                       "' must be a scalar value, got a pointer");
+      if (llvm::Error error = checkHyperArg(info, arg))
+        return std::move(error);
       continue;
     }
     if (arg.dtype != DType::f32 && arg.dtype != DType::bf16 &&
