@@ -46,7 +46,6 @@ mlir::Value getWholeTensorReduceInput(ReduceOp reduce);
 constexpr int64_t kMaxRegisterRowElements = 8192;
 constexpr int64_t kMaxRegisterRowArrayElements = 16384;
 
-
 /// Whether `reduce` takes the sum, maximum or variance of each row of a 2-D
 /// value whose rows are short enough to be held in registers (a static extent,
 /// a multiple of 32, at most kMaxRegisterRowElements, and with the function's
